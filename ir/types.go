@@ -1,0 +1,112 @@
+package ir
+
+import "fmt"
+
+// Scalar is the kind of a scalar value or buffer element.
+type Scalar uint8
+
+// Scalar kinds. I8, U8, I16 and U16 exist only as buffer and shared-array elements: a load
+// widens them to I32/U32 and a store narrows (wraps). F16 is a value type too.
+const (
+	Void Scalar = iota
+	Bool
+	I8
+	U8
+	I16
+	U16
+	I32
+	U32
+	F16
+	F32
+	F64 // used by lowering only (exact division fallback); not a DSL value type
+)
+
+var scalarNames = [...]string{"void", "bool", "i8", "u8", "i16", "u16", "i32", "u32", "f16", "f32", "f64"}
+
+func (s Scalar) String() string {
+	if int(s) < len(scalarNames) {
+		return scalarNames[s]
+	}
+	return fmt.Sprintf("scalar(%d)", uint8(s))
+}
+
+// Bits is the width of s in bits (bool: 32, the size it has in memory on every target).
+func (s Scalar) Bits() int {
+	switch s {
+	case I8, U8:
+		return 8
+	case I16, U16, F16:
+		return 16
+	case Bool, I32, U32, F32:
+		return 32
+	case F64:
+		return 64
+	}
+	return 0
+}
+
+// IsFloat reports whether s is a floating-point kind.
+func (s Scalar) IsFloat() bool { return s == F16 || s == F32 || s == F64 }
+
+// IsInt reports whether s is an integer kind of any width and signedness.
+func (s Scalar) IsInt() bool { return s >= I8 && s <= U32 }
+
+// IsSigned reports whether s is a signed integer kind.
+func (s Scalar) IsSigned() bool { return s == I8 || s == I16 || s == I32 }
+
+// Widened is the value type a buffer element of kind s loads as: narrow integers widen to
+// 32 bits keeping signedness; every other kind is itself.
+func (s Scalar) Widened() Scalar {
+	switch s {
+	case I8, I16:
+		return I32
+	case U8, U16:
+		return U32
+	}
+	return s
+}
+
+// Type is a value type: a scalar (Lanes == 1) or a small vector of 2 to 4 lanes.
+type Type struct {
+	Scalar Scalar
+	Lanes  uint8
+}
+
+// Common types.
+var (
+	TVoid = Type{Void, 1}
+	TBool = Type{Bool, 1}
+	TI32  = Type{I32, 1}
+	TU32  = Type{U32, 1}
+	TF16  = Type{F16, 1}
+	TF32  = Type{F32, 1}
+	TF64  = Type{F64, 1}
+)
+
+// S returns the scalar type of kind s.
+func S(s Scalar) Type { return Type{s, 1} }
+
+// Vec returns the vector type of n lanes of kind s.
+func Vec(s Scalar, n int) Type { return Type{s, uint8(n)} }
+
+// IsVector reports whether t has more than one lane.
+func (t Type) IsVector() bool { return t.Lanes > 1 }
+
+// Elem is the scalar type of one lane of t.
+func (t Type) Elem() Type { return Type{t.Scalar, 1} }
+
+func (t Type) String() string {
+	if t.Lanes > 1 {
+		return fmt.Sprintf("vec%d<%s>", t.Lanes, t.Scalar)
+	}
+	return t.Scalar.String()
+}
+
+// IsValue reports whether t may be the type of a computed value (narrow integers may not).
+func (t Type) IsValue() bool {
+	switch t.Scalar {
+	case Bool, I32, U32, F16, F32, F64:
+		return t.Lanes >= 1 && t.Lanes <= 4
+	}
+	return false
+}
