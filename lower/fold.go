@@ -1,0 +1,296 @@
+package lower
+
+import (
+	"math"
+
+	"github.com/onesource-go/onesource/ir"
+)
+
+// Fold evaluates scalar operations whose operands are all constants, with exactly the semantics
+// the targets have (IEEE float32 round-to-nearest-even, one rounding per operation; wrapping
+// integers), and drops if-branches whose condition is a constant. Division by zero and anything
+// it is not sure about are left for the device.
+func Fold(k *ir.Kernel) {
+	rewrite(k.Body, func(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
+		if in.Op == ir.OpIf && in.Args[0].Op == ir.OpConst {
+			taken := in.Blocks[1]
+			if in.Args[0].Aux != 0 {
+				taken = in.Blocks[0]
+			}
+			if !hasJump(taken) {
+				return append(out, taken.Insts...)
+			}
+			return append(out, in)
+		}
+		if bits, ok := foldInst(in); ok {
+			name, pos, t := in.Name, in.Pos, in.Type
+			*in = ir.Inst{Op: ir.OpConst, Type: t, Aux: bits, Name: name, Pos: pos}
+		}
+		return append(out, in)
+	})
+}
+
+// hasJump reports whether b contains a break or continue that targets a loop outside b (inlining
+// it would change which loop it leaves: it stays correct, but keep the structure simple).
+func hasJump(b *ir.Block) bool {
+	found := false
+	var walk func(b *ir.Block, depth int)
+	walk = func(b *ir.Block, depth int) {
+		for _, in := range b.Insts {
+			if (in.Op == ir.OpBreak || in.Op == ir.OpContinue) && depth == 0 {
+				found = true
+			}
+			d := depth
+			if in.Op == ir.OpLoop {
+				d++
+			}
+			for _, nb := range in.Blocks {
+				walk(nb, d)
+			}
+		}
+	}
+	walk(b, 0)
+	return found
+}
+
+func foldInst(in *ir.Inst) (uint64, bool) {
+	if len(in.Args) == 0 || in.Type.IsVector() || in.Type == ir.TVoid {
+		return 0, false
+	}
+	for _, a := range in.Args {
+		if a.Op != ir.OpConst || a.Type.IsVector() {
+			return 0, false
+		}
+	}
+	at := in.Args[0].Type
+	a := in.Args[0].Aux
+	var b uint64
+	if len(in.Args) > 1 {
+		b = in.Args[1].Aux
+	}
+	switch {
+	case in.Op.IsBinary() || in.Op.IsCompare():
+		switch at.Scalar {
+		case ir.F32:
+			return foldF32(in.Op, math.Float32frombits(uint32(a)), math.Float32frombits(uint32(b)))
+		case ir.I32, ir.U32:
+			return foldInt(in.Op, uint32(a), uint32(b), at.Scalar == ir.I32)
+		case ir.Bool:
+			return foldBool(in.Op, a != 0, b != 0)
+		}
+	case in.Op == ir.OpSelect:
+		if a != 0 {
+			return in.Args[1].Aux, true
+		}
+		return in.Args[2].Aux, true
+	case in.Op == ir.OpNot && at.Scalar == ir.Bool:
+		return b2u(a == 0), true
+	case in.Op == ir.OpNot && (at.Scalar == ir.I32 || at.Scalar == ir.U32):
+		return uint64(^uint32(a)), true
+	case in.Op == ir.OpNeg && at.Scalar == ir.F32:
+		return uint64(uint32(a) ^ 0x80000000), true
+	case in.Op == ir.OpNeg && at.Scalar == ir.I32:
+		return uint64(uint32(-int32(uint32(a)))), true
+	case in.Op == ir.OpBitcast && at.Scalar.Bits() == 32 && in.Type.Scalar.Bits() == 32:
+		return a, true
+	case in.Op == ir.OpConvert:
+		return foldConvert(at.Scalar, in.Type.Scalar, a)
+	}
+	return 0, false
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func foldF32(op ir.Op, x, y float32) (uint64, bool) {
+	var r float32
+	switch op {
+	case ir.OpAdd:
+		r = x + y
+	case ir.OpSub:
+		r = x - y
+	case ir.OpMul:
+		r = x * y
+	case ir.OpDiv:
+		r = x / y
+	case ir.OpMin:
+		r = x
+		if y < x {
+			r = y
+		}
+	case ir.OpMax:
+		r = y
+		if x > y {
+			r = x
+		}
+	case ir.OpEq:
+		return b2u(x == y), true
+	case ir.OpNe:
+		return b2u(x != y), true
+	case ir.OpLt:
+		return b2u(x < y), true
+	case ir.OpLe:
+		return b2u(x <= y), true
+	case ir.OpGt:
+		return b2u(x > y), true
+	case ir.OpGe:
+		return b2u(x >= y), true
+	default:
+		return 0, false
+	}
+	if r != r {
+		return 0, false // leave NaN payloads to the device
+	}
+	return uint64(math.Float32bits(r)), true
+}
+
+func foldInt(op ir.Op, x, y uint32, signed bool) (uint64, bool) {
+	sx, sy := int32(x), int32(y)
+	var r uint32
+	switch op {
+	case ir.OpAdd:
+		r = x + y
+	case ir.OpSub:
+		r = x - y
+	case ir.OpMul:
+		r = x * y
+	case ir.OpDiv, ir.OpRem:
+		if y == 0 || (signed && sx == math.MinInt32 && sy == -1) {
+			return 0, false
+		}
+		switch {
+		case signed && op == ir.OpDiv:
+			r = uint32(sx / sy)
+		case signed:
+			r = uint32(sx % sy)
+		case op == ir.OpDiv:
+			r = x / y
+		default:
+			r = x % y
+		}
+	case ir.OpMin, ir.OpMax:
+		less := x < y
+		if signed {
+			less = sx < sy
+		}
+		if less == (op == ir.OpMin) {
+			r = x
+		} else {
+			r = y
+		}
+	case ir.OpAnd:
+		r = x & y
+	case ir.OpOr:
+		r = x | y
+	case ir.OpXor:
+		r = x ^ y
+	case ir.OpShl:
+		r = x << (y & 31)
+	case ir.OpShr:
+		if signed {
+			r = uint32(sx >> (y & 31))
+		} else {
+			r = x >> (y & 31)
+		}
+	case ir.OpEq:
+		return b2u(x == y), true
+	case ir.OpNe:
+		return b2u(x != y), true
+	case ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe:
+		c := cmpInt(x, y, signed)
+		switch op {
+		case ir.OpLt:
+			return b2u(c < 0), true
+		case ir.OpLe:
+			return b2u(c <= 0), true
+		case ir.OpGt:
+			return b2u(c > 0), true
+		default:
+			return b2u(c >= 0), true
+		}
+	default:
+		return 0, false
+	}
+	return uint64(r), true
+}
+
+func cmpInt(x, y uint32, signed bool) int {
+	if signed {
+		switch {
+		case int32(x) < int32(y):
+			return -1
+		case int32(x) > int32(y):
+			return 1
+		}
+		return 0
+	}
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+func foldBool(op ir.Op, x, y bool) (uint64, bool) {
+	switch op {
+	case ir.OpAnd:
+		return b2u(x && y), true
+	case ir.OpOr:
+		return b2u(x || y), true
+	case ir.OpXor, ir.OpNe:
+		return b2u(x != y), true
+	case ir.OpEq:
+		return b2u(x == y), true
+	}
+	return 0, false
+}
+
+func foldConvert(from, to ir.Scalar, a uint64) (uint64, bool) {
+	switch {
+	case (from == ir.I32 || from == ir.U32) && (to == ir.I32 || to == ir.U32):
+		return a, true
+	case from == ir.I32 && to == ir.F32:
+		return uint64(math.Float32bits(float32(int32(uint32(a))))), true
+	case from == ir.U32 && to == ir.F32:
+		return uint64(math.Float32bits(float32(uint32(a)))), true
+	}
+	return 0, false // float -> int out of range and f16 rounding are left to the device
+}
+
+// DeadCode removes instructions whose values are never used and that have no effect.
+func DeadCode(k *ir.Kernel) {
+	for {
+		used := map[*ir.Inst]bool{}
+		ir.Walk(k.Body, func(in *ir.Inst) bool {
+			for _, a := range in.Args {
+				used[a] = true
+			}
+			return true
+		})
+		removed := false
+		rewrite(k.Body, func(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
+			if in.Type != ir.TVoid && !used[in] && pure(in) {
+				removed = true
+				return out
+			}
+			return append(out, in)
+		})
+		if !removed {
+			return
+		}
+	}
+}
+
+func pure(in *ir.Inst) bool {
+	switch in.Op {
+	case ir.OpAtomic, ir.OpReduce, ir.OpShuffleXor:
+		return false
+	}
+	return len(in.Blocks) == 0
+}
