@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what onesource's tests and main job need on Debian 12 (run as root): the Vulkan
+# loader and headers, Mesa's lavapipe (a real Vulkan 1.3 driver on the CPU), SPIR-V tools,
+# glslc, a C compiler for the struct-layout test, and the Go modules.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+pkgs=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-tools spirv-tools glslc gcc)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+cd "$(dirname "$0")/.."
+go mod download
