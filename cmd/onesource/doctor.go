@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/klauspost/cpuid/v2"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+)
+
+func init() {
+	register("doctor", "report CPU features, Vulkan devices and toolchains found", runDoctor)
+}
+
+// toolchains are the external tools the backends and their tests use, with the flag that prints
+// a version.
+var toolchains = []struct{ name, flag, use string }{
+	{"spirv-val", "--version", "validates emitted SPIR-V (level V)"},
+	{"spirv-dis", "--version", "disassembles SPIR-V for golden files"},
+	{"glslc", "--version", "compiles hand-written GLSL incumbents"},
+	{"clang-16", "--version", "CUDA to PTX, HIP to AMDGPU (level V)"},
+	{"hipcc", "--version", "HIP compiler"},
+	{"nvcc", "--version", "NVIDIA CUDA compiler"},
+}
+
+func runDoctor(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: onesource doctor")
+		return 2
+	}
+	fmt.Fprintf(stdout, "go: %s %s/%s, %d CPUs\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	c := cpuid.CPU
+	fmt.Fprintf(stdout, "cpu: %s (%d physical cores, %d threads)\n", c.BrandName, c.PhysicalCores, c.LogicalCores)
+	var feats []string
+	for _, f := range []cpuid.FeatureID{cpuid.SSE4, cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VNNI, cpuid.AVXVNNI} {
+		if c.Supports(f) {
+			feats = append(feats, f.String())
+		}
+	}
+	fmt.Fprintf(stdout, "cpu features: %s\n", strings.Join(feats, " "))
+
+	fmt.Fprintln(stdout, "\nvulkan:")
+	if err := vulkan.Available(); err != nil {
+		fmt.Fprintf(stdout, "  unavailable: %v\n", err)
+	} else if devs, err := vulkan.Devices(); err != nil {
+		fmt.Fprintf(stdout, "  unavailable: %v\n", err)
+	} else {
+		for _, d := range devs {
+			fmt.Fprintf(stdout, "  [%d] %s (%s), driver %s %s, Vulkan %v\n", d.Index, d.Name, d.Type, d.DriverName, d.DriverInfo, d.APIVersion)
+			fmt.Fprintf(stdout, "      subgroup %d (min %d, max %d), shared memory %d bytes, timestamps %v\n",
+				d.SubgroupSize, d.MinSubgroupSize, d.MaxSubgroupSize, d.MaxComputeSharedMemory, d.Timestamps)
+			fmt.Fprintf(stdout, "      features: %s\n", featureNames(d.Features))
+			caps := vulkan.CapsFor(d)
+			fmt.Fprintf(stdout, "      lowering target: subgroup %d, packed dot %v, f16 arithmetic %v\n", caps.SubgroupSize, caps.DotI8x4, caps.Float16)
+		}
+	}
+
+	fmt.Fprintln(stdout, "\ntoolchains:")
+	for _, t := range toolchains {
+		fmt.Fprintf(stdout, "  %-10s %s\n", t.name, toolVersion(t.name, t.flag))
+	}
+	return 0
+}
+
+func featureNames(f vulkan.Features) string {
+	var s []string
+	add := func(ok bool, name string) {
+		if ok {
+			s = append(s, name)
+		}
+	}
+	add(f.Int8, "int8")
+	add(f.Int16, "int16")
+	add(f.Float16, "float16")
+	add(f.Float64, "float64")
+	add(f.StorageBuffer8, "storage8")
+	add(f.StorageBuffer16, "storage16")
+	add(f.IntegerDotProduct, "int8-dot")
+	add(f.SubgroupBasic, "subgroup-basic")
+	add(f.SubgroupShuffle, "subgroup-shuffle")
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, " ")
+}
+
+// toolVersion returns the first line a tool prints for its version flag, or "unavailable: why".
+func toolVersion(name, flag string) string {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "unavailable: not found on PATH"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, flag).CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return fmt.Sprintf("unavailable: %s %s: %v", path, flag, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return line + " (" + path + ")"
+		}
+	}
+	return path
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/onesource-go/onesource/generate"
+)
+
+const dslImport = "github.com/onesource-go/onesource/dsl"
+
+func init() {
+	register("gen", "write every kernel of Go packages for the chosen backends", runGen)
+}
+
+func runGen(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "output directory (required)")
+	backends := fs.String("backends", "vulkan", "comma-separated backends: "+strings.Join(generate.BackendNames(), ", "))
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: onesource gen [-backends vulkan,...] -o DIR PACKAGE...")
+		fmt.Fprintln(stderr, "\nWrites <kernel>.<ext> for every kernel returned by `func Kernels() []*dsl.Kernel` in the packages.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *out == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	for _, b := range strings.Split(*backends, ",") {
+		if _, ok := generate.Backends[b]; !ok {
+			fmt.Fprintf(stderr, "onesource gen: unknown backend %q (known: %s)\n", b, strings.Join(generate.BackendNames(), ", "))
+			return 2
+		}
+	}
+	pkgs, err := listPackages(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
+		return 1
+	}
+	var withKernels []string
+	for _, p := range pkgs {
+		ok, err := hasKernelsFunc(p.Dir, p.GoFiles)
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource gen: %s: %v\n", p.ImportPath, err)
+			return 1
+		}
+		if ok {
+			withKernels = append(withKernels, p.ImportPath)
+		}
+	}
+	if len(withKernels) == 0 {
+		fmt.Fprintf(stderr, "onesource gen: no package among %s declares func Kernels() []*dsl.Kernel\n", strings.Join(fs.Args(), " "))
+		return 1
+	}
+	absOut, err := filepath.Abs(*out)
+	if err != nil {
+		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
+		return 1
+	}
+	return runDriver(withKernels, []string{"-o", absOut, "-backends", *backends}, stdout, stderr)
+}
+
+type listedPackage struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Error      *struct{ Err string }
+}
+
+// listPackages resolves patterns (./examples/..., import paths) with `go list`.
+func listPackages(patterns []string) ([]listedPackage, error) {
+	cmd := exec.Command("go", append([]string{"list", "-e", "-json=ImportPath,Dir,GoFiles,Error"}, patterns...)...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	data, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list %s: %v\n%s", strings.Join(patterns, " "), err, errb.String())
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var p listedPackage
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("go list output: %v", err)
+		}
+		if p.Error != nil {
+			return nil, fmt.Errorf("%s: %s", p.ImportPath, p.Error.Err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+}
+
+// hasKernelsFunc reports whether the package declares `func Kernels() []*dsl.Kernel` with dsl
+// being this module's dsl package under whatever name the file imports it.
+func hasKernelsFunc(dir string, files []string) (bool, error) {
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return false, err
+		}
+		dslName := ""
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == dslImport {
+				dslName = "dsl"
+				if imp.Name != nil {
+					dslName = imp.Name.Name
+				}
+			}
+		}
+		if dslName == "" {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || fd.Name.Name != "Kernels" || fd.Type.Params.NumFields() != 0 {
+				continue
+			}
+			res := fd.Type.Results
+			if res == nil || len(res.List) != 1 || len(res.List[0].Names) > 1 {
+				continue
+			}
+			if types := exprString(res.List[0].Type); types == "[]*"+dslName+".Kernel" {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+func exprString(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.ArrayType:
+		if e.Len == nil {
+			return "[]" + exprString(e.Elt)
+		}
+	case *ast.StarExpr:
+		return "*" + exprString(e.X)
+	case *ast.SelectorExpr:
+		return exprString(e.X) + "." + e.Sel.Name
+	case *ast.Ident:
+		return e.Name
+	}
+	return "?"
+}
+
+// runDriver writes a main program importing the packages and runs it with `go run` from the
+// current directory, so the packages resolve in the user's module.
+func runDriver(pkgs []string, args []string, stdout, stderr io.Writer) int {
+	tmp, err := os.MkdirTemp("", "onesource-gen-")
+	if err != nil {
+		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	var src strings.Builder
+	src.WriteString("// Code generated by onesource gen. DO NOT EDIT.\n\npackage main\n\nimport (\n\t\"os\"\n\n\t\"github.com/onesource-go/onesource/dsl\"\n\t\"github.com/onesource-go/onesource/generate\"\n")
+	for i, p := range pkgs {
+		fmt.Fprintf(&src, "\tk%d %q\n", i, p)
+	}
+	src.WriteString(")\n\nfunc main() {\n\tos.Exit(generate.Main(os.Args[1:], os.Stdout, os.Stderr")
+	for i := range pkgs {
+		fmt.Fprintf(&src, ", k%d.Kernels", i)
+	}
+	src.WriteString("))\n}\n\nvar _ []*dsl.Kernel\n")
+	main := filepath.Join(tmp, "main.go")
+	if err := os.WriteFile(main, []byte(src.String()), 0o644); err != nil {
+		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
+		return 1
+	}
+	cmd := exec.Command("go", append([]string{"run", main}, args...)...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		fmt.Fprintf(stderr, "onesource gen: go run: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,201 @@
+// Package vktest runs DSL kernels on the Vulkan device for tests: it opens the device once per
+// test binary (skipping with the reason when none is available), compiles kernels for the
+// device's capabilities, checks every module with spirv-val, and moves data in and out.
+package vktest
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/lower"
+)
+
+var (
+	once    sync.Once
+	dev     *vulkan.Device
+	devErr  error
+	openErr error
+)
+
+// Device returns the shared device, or skips t with the reason none is available.
+func Device(t testing.TB) *vulkan.Device {
+	t.Helper()
+	once.Do(func() {
+		if devErr = vulkan.Available(); devErr != nil {
+			return
+		}
+		dev, openErr = vulkan.Open(vulkan.Options{})
+	})
+	if devErr != nil {
+		t.Skipf("vulkan unavailable: %v", devErr)
+	}
+	if openErr != nil {
+		t.Fatalf("vulkan device did not open: %v", openErr)
+	}
+	return dev
+}
+
+// Validate runs spirv-val --target-env vulkan1.3 on m, failing t when it rejects it and
+// skipping the check (with a log line) when spirv-val is not installed.
+func Validate(t testing.TB, m *vulkan.Module) {
+	t.Helper()
+	path, err := exec.LookPath("spirv-val")
+	if err != nil {
+		t.Logf("spirv-val not installed: %s not validated", m.Name)
+		return
+	}
+	f := filepath.Join(t.TempDir(), m.Name+".spv")
+	if err := os.WriteFile(f, Words(m.Words), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(path, "--target-env", "vulkan1.3", f).CombinedOutput(); err != nil {
+		t.Fatalf("spirv-val rejects %s: %v\n%s", m.Name, err, out)
+	}
+}
+
+// Words returns SPIR-V words as little-endian bytes.
+func Words(w []uint32) []byte {
+	b := make([]byte, 4*len(w))
+	for i, x := range w {
+		binary.LittleEndian.PutUint32(b[4*i:], x)
+	}
+	return b
+}
+
+// Compile builds, lowers for caps, emits and validates a kernel.
+func Compile(t testing.TB, k *dsl.Kernel, caps lower.Caps) *vulkan.Module {
+	t.Helper()
+	ik, err := k.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := vulkan.Compile(ik, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Validate(t, m)
+	return m
+}
+
+// Run compiles k for d, uploads inputs (one byte slice per buffer binding; a nil entry of
+// length 0 is invalid, give the output size with make), dispatches groups and returns every
+// buffer's contents afterwards.
+func Run(t testing.TB, d *vulkan.Device, k *dsl.Kernel, bufs [][]byte, push []byte, groups [3]uint32) [][]byte {
+	t.Helper()
+	return RunModule(t, d, Compile(t, k, d.Caps()), bufs, push, groups)
+}
+
+// RunModule is Run for an already compiled module.
+func RunModule(t testing.TB, d *vulkan.Device, m *vulkan.Module, bufs [][]byte, push []byte, groups [3]uint32) [][]byte {
+	t.Helper()
+	p, err := d.Pipeline(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb := make([]*vulkan.Buffer, len(bufs))
+	for i, data := range bufs {
+		size := len(data)
+		if size == 0 {
+			size = 4
+		}
+		b, err := d.NewBuffer(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Release()
+		if err := b.Write(0, data); err != nil {
+			t.Fatal(err)
+		}
+		vb[i] = b
+	}
+	if err := d.Run(p, vb, push, groups); err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]byte, len(bufs))
+	for i, b := range vb {
+		out[i] = make([]byte, len(bufs[i]))
+		if err := b.Read(0, out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// F32s returns little-endian bytes of x.
+func F32s(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+// ToF32 decodes little-endian f32 bytes.
+func ToF32(b []byte) []float32 {
+	x := make([]float32, len(b)/4)
+	for i := range x {
+		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return x
+}
+
+// U32s returns little-endian bytes of x.
+func U32s(x []uint32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
+// U16s returns little-endian bytes of x.
+func U16s(x []uint16) []byte {
+	b := make([]byte, 2*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(b[2*i:], v)
+	}
+	return b
+}
+
+// Push packs 32-bit push-constant values (float32, int32, uint32 or int) in order.
+func Push(vals ...any) []byte {
+	b := make([]byte, 0, 4*len(vals))
+	for _, v := range vals {
+		var u uint32
+		switch v := v.(type) {
+		case float32:
+			u = math.Float32bits(v)
+		case int32:
+			u = uint32(v)
+		case uint32:
+			u = v
+		case int:
+			u = uint32(v)
+		default:
+			panic("vktest.Push: unsupported type")
+		}
+		b = binary.LittleEndian.AppendUint32(b, u)
+	}
+	return b
+}
+
+// DiffF32 returns the index of the first element whose bits differ (any NaN equals any NaN), or -1.
+func DiffF32(got, want []float32) int {
+	if len(got) != len(want) {
+		return 0
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if math.Float32bits(g) != math.Float32bits(w) && !(g != g && w != w) {
+			return i
+		}
+	}
+	return -1
+}
