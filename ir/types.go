@@ -74,7 +74,7 @@ type Type struct {
 
 // Common types.
 var (
-	TVoid = Type{Void, 1}
+	TVoid = Type{} // the zero Type: instructions without a result
 	TBool = Type{Bool, 1}
 	TI32  = Type{I32, 1}
 	TU32  = Type{U32, 1}

@@ -242,7 +242,7 @@ func (v *verifier) typeCheck(in *Inst) string {
 		switch in.Op {
 		case OpLoad:
 			if in.Mem == MemBuffer && k.Buffers[in.Ref].Access == WriteOnly {
-				return fmt.Sprintf("load from write-only buffer %s", name)
+				return fmt.Sprintf("load from write-only %s", name)
 			}
 			if t != val {
 				return fmt.Sprintf("%s holds %s, result typed %s", name, elem, t)
@@ -250,7 +250,7 @@ func (v *verifier) typeCheck(in *Inst) string {
 			return v.argTypes(in, nIdx)
 		case OpStore:
 			if in.Mem == MemBuffer && k.Buffers[in.Ref].Access == ReadOnly {
-				return fmt.Sprintf("store to read-only buffer %s", name)
+				return fmt.Sprintf("store to read-only %s", name)
 			}
 			if t != TVoid {
 				return "store has no result"
@@ -267,7 +267,7 @@ func (v *verifier) typeCheck(in *Inst) string {
 				return "atomics need a buffer or shared array"
 			}
 			if in.Mem == MemBuffer && k.Buffers[in.Ref].Access != ReadWrite {
-				return fmt.Sprintf("atomic on buffer %s which is not read_write", name)
+				return fmt.Sprintf("atomic on %s which is not read_write", name)
 			}
 			if elem != TI32 && elem != TU32 {
 				return fmt.Sprintf("atomics need i32 or u32 elements, %s holds %s", name, elem)
