@@ -294,3 +294,47 @@ func pure(in *ir.Inst) bool {
 	}
 	return len(in.Blocks) == 0
 }
+
+// Simplify removes integer identities: x+0, 0+x, x-0, x*1, 1*x, x|0, x^0, x<<0, x>>0 (integers
+// only: for floats x+0 turns -0 into +0, so no float identity is touched).
+func Simplify(k *ir.Kernel) {
+	replace := map[*ir.Inst]*ir.Inst{}
+	isConst := func(in *ir.Inst, v uint64) bool { return in.Op == ir.OpConst && in.Aux == v }
+	rewrite(k.Body, func(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
+		for i, a := range in.Args {
+			if r, ok := replace[a]; ok {
+				in.Args[i] = r
+			}
+		}
+		if len(in.Args) == 2 && (in.Type.Scalar == ir.I32 || in.Type.Scalar == ir.U32) && !in.Type.IsVector() {
+			a, b := in.Args[0], in.Args[1]
+			var keep *ir.Inst
+			switch in.Op {
+			case ir.OpAdd, ir.OpOr, ir.OpXor:
+				if isConst(b, 0) {
+					keep = a
+				} else if isConst(a, 0) {
+					keep = b
+				}
+			case ir.OpSub, ir.OpShl, ir.OpShr:
+				if isConst(b, 0) {
+					keep = a
+				}
+			case ir.OpMul:
+				if isConst(b, 1) {
+					keep = a
+				} else if isConst(a, 1) {
+					keep = b
+				}
+			}
+			if keep != nil {
+				if keep.Name == "" && keep.Op != ir.OpConst {
+					keep.Name = in.Name
+				}
+				replace[in] = keep
+				return out
+			}
+		}
+		return append(out, in)
+	})
+}

@@ -1,7 +1,7 @@
 // Package lower holds the passes that take a verified kernel from what the user wrote to what a
 // target can run: constant folding, the expansion of canonical workgroup reductions into subgroup
 // shuffles and shared memory, capability legalization (packed int8 dot and f16 arithmetic where a
-// device lacks them) and dead-code removal.
+// device lacks them), common-subexpression elimination and dead-code removal.
 //
 // Passes are a plain ordered list (Passes); Run clones the kernel, runs them in order and verifies
 // the result after each, so a pass that breaks the IR is caught at the pass that did it. Every
@@ -38,6 +38,8 @@ var Passes = []Pass{
 	{"legalize-dot", LegalizeDot},
 	{"legalize-f16", LegalizeF16},
 	{"fold-late", func(k *ir.Kernel, _ Caps) error { Fold(k); return nil }},
+	{"simplify", func(k *ir.Kernel, _ Caps) error { Simplify(k); return nil }},
+	{"cse", func(k *ir.Kernel, _ Caps) error { CSE(k); return nil }},
 	{"dce", func(k *ir.Kernel, _ Caps) error { DeadCode(k); return nil }},
 }
 
