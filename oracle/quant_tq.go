@@ -1,0 +1,145 @@
+package oracle
+
+import "math"
+
+// The ternary formats of BitNet b1.58 / TriLM (256-value blocks, values in {-d, 0, d}):
+//
+//	tq1_0 {qs[48], qh[4], d}  five trits per qs byte and four per qh byte, stored as the fixed-point
+//	                          fraction ceil(t*256/243) so that multiplying by 3 pops the top trit
+//	tq2_0 {qs[64], d}         2-bit fields (trit+1), field l of byte m at bits 2l
+
+var pow3 = [6]uint8{1, 3, 9, 27, 81, 243}
+
+// tritAt extracts the n-th trit of a tq1_0 byte as ggml does: ((uint8(q*3^n)) * 3) >> 8.
+func tritAt(q uint8, n int) int32 {
+	v := q * pow3[n] // uint8 wrap-around is the point
+	return int32((uint16(v) * 3) >> 8)
+}
+
+func dequantTQ1_0(src []byte, dst []float32) {
+	for b := 0; b < len(dst)/256; b++ {
+		blk := src[b*54 : b*54+54]
+		y := dst[b*256 : b*256+256]
+		qs := blk[0:48]
+		qh := blk[48:52]
+		d := halfAt(blk[52:])
+		k := 0
+		for n := 0; n < 5; n++ {
+			for m := 0; m < 32; m++ {
+				y[k] = float32(tritAt(qs[m], n)-1) * d
+				k++
+			}
+		}
+		for n := 0; n < 5; n++ {
+			for m := 0; m < 16; m++ {
+				y[k] = float32(tritAt(qs[32+m], n)-1) * d
+				k++
+			}
+		}
+		for n := 0; n < 4; n++ {
+			for j := 0; j < 4; j++ {
+				y[k] = float32(tritAt(qh[j], n)-1) * d
+				k++
+			}
+		}
+	}
+}
+
+func dequantTQ2_0(src []byte, dst []float32) {
+	for b := 0; b < len(dst)/256; b++ {
+		blk := src[b*66 : b*66+66]
+		y := dst[b*256 : b*256+256]
+		d := halfAt(blk[64:])
+		k := 0
+		for j := 0; j < 64; j += 32 {
+			for l := 0; l < 4; l++ {
+				for m := 0; m < 32; m++ {
+					q := int32((blk[j+m] >> uint(l*2)) & 3)
+					y[k] = float32(q-1) * d
+					k++
+				}
+			}
+		}
+	}
+}
+
+// lroundf is C's lroundf on x86-64 glibc: round half away from zero; NaN and out-of-range values
+// give LONG_MIN.
+func lroundf(f float32) int64 {
+	r := math.Round(float64(f))
+	if r != r || r >= 9223372036854775807 || r < -9223372036854775808 {
+		return math.MinInt64
+	}
+	return int64(r)
+}
+
+// trit is ggml's "lroundf(x * id) + 1" stored in an int.
+func trit(x, id float32) int32 {
+	return int32(lroundf(x*id) + 1)
+}
+
+// tritPack turns the base-3 number q into ggml's fixed-point byte ceil(q*256/243).
+func tritPack(q uint8) uint8 {
+	return uint8((uint32(q)*256 + 242) / 243)
+}
+
+func quantTQ1_0(src []float32, dst []byte) {
+	for b := 0; b < len(src)/256; b++ {
+		x := src[b*256 : b*256+256]
+		blk := dst[b*54 : b*54+54]
+		d := amaxOf(x)
+		id := inv(d)
+		putHalf(blk[52:], d)
+		for m := 0; m < 32; m++ {
+			var q uint8
+			for n := 0; n < 5; n++ {
+				q = q*3 + uint8(trit(x[m+n*32], id))
+			}
+			blk[m] = tritPack(q)
+		}
+		x = x[160:]
+		for m := 0; m < 16; m++ {
+			var q uint8
+			for n := 0; n < 5; n++ {
+				q = q*3 + uint8(trit(x[m+n*16], id))
+			}
+			blk[32+m] = tritPack(q)
+		}
+		x = x[80:]
+		for j := 0; j < 4; j++ {
+			var q uint8
+			for m := 0; m < 4; m++ {
+				q = q*3 + uint8(trit(x[j+m*4], id))
+			}
+			q *= 3
+			blk[48+j] = tritPack(q)
+		}
+	}
+}
+
+func quantTQ2_0(src []float32, dst []byte) {
+	for b := 0; b < len(src)/256; b++ {
+		x := src[b*256 : b*256+256]
+		blk := dst[b*66 : b*66+66]
+		d := amaxOf(x)
+		id := inv(d)
+		putHalf(blk[64:], d)
+		for j := 0; j < 64; j += 32 {
+			for m := 0; m < 32; m++ {
+				var q uint8
+				for n := 0; n < 4; n++ {
+					q += uint8((trit(x[m+n*32], id) & 3) << uint(2*n))
+				}
+				blk[j+m] = q
+			}
+			x = x[128:]
+		}
+	}
+}
+
+func init() {
+	dequantizers[TQ1_0] = dequantTQ1_0
+	dequantizers[TQ2_0] = dequantTQ2_0
+	quantizers[TQ1_0] = quantTQ1_0
+	quantizers[TQ2_0] = quantTQ2_0
+}
