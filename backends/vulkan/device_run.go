@@ -1,0 +1,220 @@
+package vulkan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
+)
+
+// fenceTimeout bounds every wait for the device. A wait that runs out leaves the device
+// unusable (the work may still be running).
+const fenceTimeout = 10 * time.Minute
+
+// BenchResult is the outcome of a kernel-only benchmark.
+type BenchResult struct {
+	PerDispatch time.Duration // Total / n
+	Total       time.Duration // the n timed dispatches, barriers between them included
+	Timestamps  bool          // measured by device timestamps (else by the wall clock around submit and wait)
+}
+
+// dispatch is a validated Run or Bench request.
+type dispatch struct {
+	p      *Pipeline
+	set    vkDescriptorSet
+	push   []byte // padded to p.pushSize
+	groups [3]uint32
+}
+
+// prepare validates a request against the pipeline's module and the device. d.mu is held.
+func (d *Device) prepare(op string, p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32) (*dispatch, error) {
+	if err := d.usableLocked(); err != nil {
+		return nil, err
+	}
+	if p == nil || p.dev != d {
+		return nil, fmt.Errorf("vulkan: %s: pipeline is nil or from another device", op)
+	}
+	if p.pipeline == 0 {
+		return nil, fmt.Errorf("vulkan: %s: pipeline %q was destroyed", op, p.module.Name)
+	}
+	m := &p.module
+	if len(bufs) != len(m.Bindings) {
+		return nil, fmt.Errorf("vulkan: %s: kernel %q has %d buffer bindings, got %d buffers", op, m.Name, len(m.Bindings), len(bufs))
+	}
+	for i, b := range bufs {
+		switch {
+		case b == nil:
+			return nil, fmt.Errorf("vulkan: %s: kernel %q: buffer %d (%s) is nil", op, m.Name, i, m.Bindings[i].Name)
+		case b.dev != d:
+			return nil, fmt.Errorf("vulkan: %s: kernel %q: buffer %d (%s) belongs to another device", op, m.Name, i, m.Bindings[i].Name)
+		case b.released:
+			return nil, fmt.Errorf("vulkan: %s: kernel %q: buffer %d (%s) was released", op, m.Name, i, m.Bindings[i].Name)
+		}
+	}
+	if uint32(len(push)) != m.PushConstantSize {
+		return nil, fmt.Errorf("vulkan: %s: kernel %q takes %d bytes of push constants, got %d", op, m.Name, m.PushConstantSize, len(push))
+	}
+	for i, g := range groups {
+		if g > d.info.MaxWorkgroupCount[i] {
+			return nil, fmt.Errorf("vulkan: %s: kernel %q: workgroup count %v exceeds the device's maxComputeWorkGroupCount %v", op, m.Name, groups, d.info.MaxWorkgroupCount)
+		}
+	}
+	x := &dispatch{p: p, groups: groups}
+	if p.pushSize > 0 {
+		x.push = make([]byte, p.pushSize)
+		copy(x.push, push)
+	}
+	if len(bufs) > 0 {
+		set, err := p.descriptorSet(bufs)
+		if err != nil {
+			return nil, fmt.Errorf("vulkan: %s: %w", op, err)
+		}
+		x.set = set
+	}
+	return x, nil
+}
+
+// record records count dispatches of x into d.cmd, with a compute-to-compute barrier between
+// consecutive ones and a compute-to-host barrier at the end; with timed set, timestamps 0 and
+// 1 bracket the dispatches.
+func (d *Device) record(x *dispatch, count int, timed bool) error {
+	cmd := d.cmd
+	bi := &vkCommandBufferBeginInfo{
+		SType: vkStructureTypeCommandBufferBeginInfo,
+		Flags: vkCommandBufferUsageOneTimeSubmitBit,
+	}
+	if err := check("vkBeginCommandBuffer", d.fn.beginCommandBuffer(cmd, unsafe.Pointer(bi))); err != nil {
+		return err
+	}
+	if timed {
+		d.fn.cmdResetQueryPool(cmd, d.queryPool, 0, 2)
+		d.fn.cmdWriteTimestamp(cmd, vkPipelineStageTopOfPipeBit, d.queryPool, 0)
+	}
+	p := x.p
+	d.fn.cmdBindPipeline(cmd, vkPipelineBindPointCompute, p.pipeline)
+	if x.set != 0 {
+		d.fn.cmdBindDescriptorSets(cmd, vkPipelineBindPointCompute, p.layout, 0, 1, unsafe.Pointer(&x.set), 0, nil)
+	}
+	if len(x.push) > 0 {
+		d.fn.cmdPushConstants(cmd, p.layout, vkShaderStageComputeBit, 0, uint32(len(x.push)), unsafe.Pointer(&x.push[0]))
+	}
+	between := &vkMemoryBarrier{
+		SType:         vkStructureTypeMemoryBarrier,
+		SrcAccessMask: vkAccessShaderWriteBit,
+		DstAccessMask: vkAccessShaderReadBit | vkAccessShaderWriteBit,
+	}
+	for i := 0; i < count; i++ {
+		if i > 0 {
+			d.fn.cmdPipelineBarrier(cmd, vkPipelineStageComputeShaderBit, vkPipelineStageComputeShaderBit, 0, 1, unsafe.Pointer(between), 0, nil, 0, nil)
+		}
+		d.fn.cmdDispatch(cmd, x.groups[0], x.groups[1], x.groups[2])
+	}
+	if timed {
+		d.fn.cmdWriteTimestamp(cmd, vkPipelineStageBottomOfPipeBit, d.queryPool, 1)
+	}
+	toHost := &vkMemoryBarrier{
+		SType:         vkStructureTypeMemoryBarrier,
+		SrcAccessMask: vkAccessShaderWriteBit,
+		DstAccessMask: vkAccessHostReadBit,
+	}
+	d.fn.cmdPipelineBarrier(cmd, vkPipelineStageComputeShaderBit, vkPipelineStageHostBit, 0, 1, unsafe.Pointer(toHost), 0, nil, 0, nil)
+	return check("vkEndCommandBuffer", d.fn.endCommandBuffer(cmd))
+}
+
+// submit submits d.cmd and waits for it. A lost device or a wait that times out leaves the
+// device unusable.
+func (d *Device) submit() error {
+	if err := check("vkResetFences", d.fn.resetFences(d.handle, 1, unsafe.Pointer(&d.fence))); err != nil {
+		return err
+	}
+	si := &vkSubmitInfo{
+		SType:              vkStructureTypeSubmitInfo,
+		CommandBufferCount: 1,
+		PCommandBuffers:    unsafe.Pointer(&d.cmd),
+	}
+	if err := d.fatal(check("vkQueueSubmit", d.fn.queueSubmit(d.queue, 1, unsafe.Pointer(si), d.fence))); err != nil {
+		return err
+	}
+	r := d.fn.waitForFences(d.handle, 1, unsafe.Pointer(&d.fence), vkTrue, uint64(fenceTimeout.Nanoseconds()))
+	if r == vkTimeout {
+		d.broken = &ResultError{Call: "vkWaitForFences", Result: int32(r)}
+		return fmt.Errorf("vulkan: work did not finish within %v: %w", fenceTimeout, d.broken)
+	}
+	return d.fatal(check("vkWaitForFences", r))
+}
+
+// fatal marks the device unusable when err is VK_ERROR_DEVICE_LOST, and returns err.
+func (d *Device) fatal(err error) error {
+	var re *ResultError
+	if errors.As(err, &re) && vkResult(re.Result) == vkErrorDeviceLost {
+		d.broken = err
+	}
+	return err
+}
+
+// Run dispatches p once over groups workgroups with bufs bound (bufs[i] at binding i) and push
+// as the push constants, and waits for it to finish. len(bufs) must equal the module's number
+// of bindings and len(push) its PushConstantSize.
+func (d *Device) Run(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	x, err := d.prepare("Run", p, bufs, push, groups)
+	if err != nil {
+		return err
+	}
+	if err := d.record(x, 1, false); err != nil {
+		return err
+	}
+	return d.submit()
+}
+
+// Bench is the kernel-only benchmark: it runs warmup dispatches (one submit), then records n
+// dispatches back to back in one command buffer with a compute-to-compute memory barrier
+// between consecutive ones, submits once and waits once. The time is taken by device
+// timestamps written before and after the n dispatches where the queue supports them, else by
+// the wall clock around the submit and the wait.
+func (d *Device) Bench(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32, warmup, n int) (BenchResult, error) {
+	if n < 1 || warmup < 0 {
+		return BenchResult{}, fmt.Errorf("vulkan: Bench: need n >= 1 and warmup >= 0, got n=%d warmup=%d", n, warmup)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	x, err := d.prepare("Bench", p, bufs, push, groups)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	if warmup > 0 {
+		if err := d.record(x, warmup, false); err != nil {
+			return BenchResult{}, err
+		}
+		if err := d.submit(); err != nil {
+			return BenchResult{}, err
+		}
+	}
+	timed := d.queryPool != 0
+	if err := d.record(x, n, timed); err != nil {
+		return BenchResult{}, err
+	}
+	start := time.Now()
+	if err := d.submit(); err != nil {
+		return BenchResult{}, err
+	}
+	res := BenchResult{Total: time.Since(start)}
+	if timed {
+		var ts [2]uint64
+		r := d.fn.getQueryPoolResults(d.handle, d.queryPool, 0, 2, uintptr(unsafe.Sizeof(ts)), unsafe.Pointer(&ts[0]), 8,
+			vkQueryResult64Bit|vkQueryResultWaitBit)
+		if err := d.fatal(check("vkGetQueryPoolResults", r)); err != nil {
+			return BenchResult{}, err
+		}
+		ticks := ts[1] - ts[0]
+		if b := d.pd.tsBits; b < 64 {
+			ticks &= 1<<b - 1
+		}
+		res.Total = time.Duration(math.Round(float64(ticks) * d.info.TimestampPeriod))
+		res.Timestamps = true
+	}
+	res.PerDispatch = res.Total / time.Duration(n)
+	return res, nil
+}
