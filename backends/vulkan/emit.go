@@ -1,0 +1,300 @@
+package vulkan
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/onesource-go/onesource/ir"
+)
+
+// EmitOptions are the target facts the emitter records into the Module.
+type EmitOptions struct {
+	// SubgroupSize is the subgroup size the lowering assumed (0: none). It is recorded in
+	// Module.SubgroupSize; the device must run the pipeline with exactly that size.
+	SubgroupSize uint32
+}
+
+// Emit translates a verified, lowered kernel into a SPIR-V 1.6 module for Vulkan 1.3 (see the
+// package documentation for the contract). It never panics: IR it cannot express (an
+// unexpanded OpReduce, a narrow shared array, malformed instructions) gives an error that names
+// the kernel and the instruction's position.
+func Emit(k *ir.Kernel, opts EmitOptions) (mod *Module, err error) {
+	if k == nil {
+		return nil, errors.New("vulkan: Emit: nil kernel")
+	}
+	e := &spvEmitter{
+		k:    k,
+		m:    newSPVModule(),
+		opts: opts,
+		vals: map[*ir.Inst]uint32{},
+		bi:   map[ir.Builtin]uint32{},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			mod, err = nil, &ir.Error{Pos: k.Pos, Kernel: k.Name, Msg: fmt.Sprintf("vulkan: internal emitter error: %v", r)}
+		}
+	}()
+	if err := e.kernel(); err != nil {
+		return nil, err
+	}
+	return e.module(), nil
+}
+
+// spvEmitter holds the state of one Emit call.
+type spvEmitter struct {
+	k    *ir.Kernel
+	m    *spvModule
+	opts EmitOptions
+
+	vals map[*ir.Inst]uint32 // IR value -> SPIR-V result id
+
+	fn        uint32   // the entry point function
+	first     uint32   // label of its first block
+	bufVars   []uint32 // per k.Buffers
+	bufElem   []uint32 // element type per buffer
+	pcVar     uint32   // push-constant block variable (0: no params)
+	shVars    []uint32 // per k.Shared
+	varIDs    []uint32 // per k.Vars (Function storage)
+	bi        map[ir.Builtin]uint32
+	iface     []uint32          // entry point interface, in declaration order
+	storeOnly map[*ir.Inst]bool // value used only as the stored value of buffer stores
+
+	fnVars spvWords // OpVariable instructions of the first block
+	code   spvWords // the function's blocks (the first block's label and variables excluded)
+
+	term  bool // the current block has ended (what follows is dead)
+	skip  bool // a return inside a continuing block was recorded: the rest of this IR block is dead
+	loops []*spvLoop
+
+	inCont      int    // > 0 while emitting a loop's continuing block (returns set a flag)
+	flagVar     uint32 // Function bool: a return happened inside a continuing block
+	flagReturns int    // count of such returns emitted so far
+
+	pending error // the first emission error; emission stops there
+}
+
+type spvLoop struct {
+	merge, cont uint32
+	broke       bool // a break to merge was emitted
+}
+
+// errAt returns an emission error at an instruction (or resource) position.
+func (e *spvEmitter) errAt(p ir.Pos, format string, args ...any) error {
+	return &ir.Error{Pos: p, Kernel: e.k.Name, Msg: "vulkan: " + fmt.Sprintf(format, args...)}
+}
+
+func (e *spvEmitter) kernel() error {
+	k, m := e.k, e.m
+	if k.Body == nil {
+		return e.errAt(k.Pos, "kernel has no body")
+	}
+	for _, d := range k.WorkgroupSize {
+		if d == 0 {
+			return e.errAt(k.Pos, "workgroup size %v has a zero dimension", k.WorkgroupSize)
+		}
+	}
+	e.scanUses()
+
+	// Debug information: the DSL kernel and its Go position.
+	file := m.id()
+	m.strings.instStr(spvOpString, []uint32{file}, k.Pos.File)
+	m.strings.inst(spvOpSource, spvSourceLangUnknown, 0, file)
+	m.processed.instStr(spvOpModuleProcessed, nil, fmt.Sprintf("onesource: kernel %s at %s", k.Name, k.Pos))
+
+	m.tFunc(m.tVoid())
+	e.fn = m.id()
+	m.name(e.fn, k.Name)
+	e.first = m.id()
+
+	if err := e.declareResources(); err != nil {
+		return err
+	}
+
+	e.block(k.Body)
+	if err := e.pending; err != nil {
+		return err
+	}
+	if !e.term {
+		e.code.inst(spvOpReturn)
+		e.term = true
+	}
+	return nil
+}
+
+// declareResources declares the buffers, the push-constant block, the shared arrays and the
+// private variables.
+func (e *spvEmitter) declareResources() error {
+	k, m := e.k, e.m
+	for i, b := range k.Buffers {
+		if b.Elem.Lanes < 1 || b.Elem.Lanes > 4 || (b.Elem.Lanes > 1 && b.Elem.Scalar.Bits() != 32) || b.Elem.Scalar == ir.Bool || b.Elem.Scalar == ir.Void || b.Elem.Scalar == ir.F64 {
+			return e.errAt(b.Pos, "buffer %s: element type %s cannot be stored in a buffer", b.Name, b.Elem)
+		}
+		switch b.Elem.Scalar.Bits() {
+		case 8:
+			m.capability(spvCapStorageBuffer8BitAccess)
+		case 16:
+			m.capability(spvCapStorageBuffer16BitAccess)
+		}
+		elem := e.typeOf(b.Elem)
+		arr := m.tRuntimeArray(elem, uint32(spvElemSize(b.Elem)))
+		st := m.tStruct(arr)
+		m.decorate(st, spvDecBlock)
+		m.memberDecorate(st, 0, spvDecOffset, 0)
+		switch b.Access {
+		case ir.ReadOnly:
+			m.memberDecorate(st, 0, spvDecNonWritable)
+		case ir.WriteOnly:
+			m.memberDecorate(st, 0, spvDecNonReadable)
+		}
+		m.name(st, b.Name+"_block")
+		m.memberName(st, 0, "data")
+		v := m.id()
+		m.globals.inst(spvOpVariable, m.tPtr(spvSCStorageBuffer, st), v, spvSCStorageBuffer)
+		m.decorate(v, spvDecDescriptorSet, 0)
+		m.decorate(v, spvDecBinding, uint32(i))
+		m.name(v, b.Name)
+		e.bufVars = append(e.bufVars, v)
+		e.bufElem = append(e.bufElem, elem)
+		e.iface = append(e.iface, v)
+	}
+	if len(k.Params) > 0 {
+		members := make([]uint32, len(k.Params))
+		for i, p := range k.Params {
+			if p.Type.Lanes != 1 || p.Type.Scalar.Bits() != 32 || p.Type.Scalar == ir.Bool {
+				return e.errAt(p.Pos, "parameter %s: type %s is not a 32-bit scalar", p.Name, p.Type)
+			}
+			members[i] = e.typeOf(p.Type)
+		}
+		st := m.tStruct(members...)
+		m.decorate(st, spvDecBlock)
+		m.name(st, "Params")
+		for i, p := range k.Params {
+			m.memberDecorate(st, uint32(i), spvDecOffset, uint32(4*i))
+			m.memberName(st, uint32(i), p.Name)
+		}
+		e.pcVar = m.id()
+		m.globals.inst(spvOpVariable, m.tPtr(spvSCPushConstant, st), e.pcVar, spvSCPushConstant)
+		m.name(e.pcVar, "params")
+		e.iface = append(e.iface, e.pcVar)
+	}
+	for _, s := range k.Shared {
+		if s.Elem.Scalar.Bits() != 32 || s.Elem.Scalar == ir.Bool || s.Elem.Lanes < 1 || s.Elem.Lanes > 4 {
+			return e.errAt(s.Pos, "shared array %s: element type %s is not supported in workgroup memory by the Vulkan emitter (32-bit scalars and vectors only)", s.Name, s.Elem)
+		}
+		if s.Len <= 0 {
+			return e.errAt(s.Pos, "shared array %s: length %d is not positive", s.Name, s.Len)
+		}
+		arr := m.tArray(e.typeOf(s.Elem), uint32(s.Len))
+		v := m.id()
+		m.globals.inst(spvOpVariable, m.tPtr(spvSCWorkgroup, arr), v, spvSCWorkgroup)
+		m.name(v, s.Name)
+		e.shVars = append(e.shVars, v)
+		e.iface = append(e.iface, v)
+	}
+	for _, x := range k.Vars {
+		if !x.Type.IsValue() {
+			return e.errAt(x.Pos, "variable %s: type %s is not a value type", x.Name, x.Type)
+		}
+		if x.Type.Scalar == ir.F16 {
+			m.capability(spvCapFloat16)
+		}
+		v := m.id()
+		e.fnVars.inst(spvOpVariable, m.tPtr(spvSCFunction, e.typeOf(x.Type)), v, spvSCFunction)
+		m.name(v, x.Name)
+		e.varIDs = append(e.varIDs, v)
+	}
+	return nil
+}
+
+// spvElemSize is the array stride of a buffer element (std430: a 3-lane vector takes 16 bytes).
+func spvElemSize(t ir.Type) int {
+	lanes := int(t.Lanes)
+	if lanes == 3 {
+		lanes = 4
+	}
+	return t.Scalar.Bits() / 8 * lanes
+}
+
+// scanUses finds the f32 -> f16 conversions whose value is used only as the stored value of
+// buffer stores (such a conversion can carry an FPRoundingMode RTE decoration). It also sizes
+// the value map.
+func (e *spvEmitter) scanUses() {
+	n := 0
+	var convs map[*ir.Inst]bool
+	ir.Walk(e.k.Body, func(in *ir.Inst) bool {
+		n++
+		if in.Op == ir.OpConvert && in.Type == ir.TF16 && len(in.Args) == 1 && in.Args[0] != nil && in.Args[0].Type == ir.TF32 {
+			if convs == nil {
+				convs = map[*ir.Inst]bool{}
+			}
+			convs[in] = true
+		}
+		return true
+	})
+	e.vals = make(map[*ir.Inst]uint32, n)
+	e.storeOnly = map[*ir.Inst]bool{}
+	if convs == nil {
+		return
+	}
+	other := map[*ir.Inst]bool{}
+	ir.Walk(e.k.Body, func(in *ir.Inst) bool {
+		for i, a := range in.Args {
+			if !convs[a] {
+				continue
+			}
+			if in.Op == ir.OpStore && in.Mem == ir.MemBuffer && i == len(in.Args)-1 && i > 0 {
+				e.storeOnly[a] = true
+			} else {
+				other[a] = true
+			}
+		}
+		return true
+	})
+	for a := range other {
+		delete(e.storeOnly, a)
+	}
+}
+
+// module assembles the words and the Module description.
+func (e *spvEmitter) module() *Module {
+	k, m := e.k, e.m
+	var entry spvWords
+	entry.instStr(spvOpEntryPoint, []uint32{spvExecModelGLCompute, e.fn}, k.Name, e.iface...)
+	var modes spvWords
+	modes.inst(spvOpExecutionMode, e.fn, spvExecModeLocalSize, k.WorkgroupSize[0], k.WorkgroupSize[1], k.WorkgroupSize[2])
+
+	void := m.tVoid()
+	fnType := m.tFunc(void)
+	var code spvWords
+	code.inst(spvOpFunction, void, e.fn, spvFunctionCtlNone, fnType)
+	code.inst(spvOpLabel, e.first)
+	code = append(code, e.fnVars...)
+	code = append(code, e.code...)
+	code.inst(spvOpFunctionEnd)
+
+	words := m.assemble(entry, modes, code)
+	mod := &Module{
+		Name:             k.Name,
+		Words:            words,
+		PushConstantSize: uint32(4 * len(k.Params)),
+		WorkgroupSize:    k.WorkgroupSize,
+		SubgroupSize:     e.opts.SubgroupSize,
+		SharedBytes:      uint32(k.SharedBytes()),
+	}
+	for _, b := range k.Buffers {
+		mod.Bindings = append(mod.Bindings, Binding{Name: b.Name, ElemSize: spvElemSize(b.Elem), ReadOnly: b.Access == ir.ReadOnly})
+	}
+	c := m.caps
+	mod.Features = Features{
+		Int8:              c[spvCapInt8],
+		Int16:             c[spvCapInt16],
+		Float16:           c[spvCapFloat16],
+		Float64:           c[spvCapFloat64],
+		StorageBuffer8:    c[spvCapStorageBuffer8BitAccess],
+		StorageBuffer16:   c[spvCapStorageBuffer16BitAccess],
+		IntegerDotProduct: c[spvCapDotProduct],
+		SubgroupShuffle:   c[spvCapGroupNonUniformShuffle],
+		SubgroupBasic:     c[spvCapGroupNonUniform],
+	}
+	return mod
+}
