@@ -1,11 +1,23 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"path/filepath"
+)
 
 // Pos is a position in the user's Go source, recorded by the dsl builder.
 type Pos struct {
 	File string
 	Line int
+}
+
+// Short is the position with the file's base name only ("saxpy.go:13"): what emitted code
+// records, so the output does not depend on where the source tree lives.
+func (p Pos) Short() string {
+	if p.File == "" {
+		return "?"
+	}
+	return fmt.Sprintf("%s:%d", filepath.Base(p.File), p.Line)
 }
 
 func (p Pos) String() string {

@@ -3,6 +3,7 @@ package vulkan
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/onesource-go/onesource/ir"
 )
@@ -97,9 +98,9 @@ func (e *spvEmitter) kernel() error {
 
 	// Debug information: the DSL kernel and its Go position.
 	file := m.id()
-	m.strings.instStr(spvOpString, []uint32{file}, k.Pos.File)
+	m.strings.instStr(spvOpString, []uint32{file}, filepath.Base(k.Pos.File))
 	m.strings.inst(spvOpSource, spvSourceLangUnknown, 0, file)
-	m.processed.instStr(spvOpModuleProcessed, nil, fmt.Sprintf("onesource: kernel %s at %s", k.Name, k.Pos))
+	m.processed.instStr(spvOpModuleProcessed, nil, fmt.Sprintf("onesource: kernel %s at %s", k.Name, k.Pos.Short()))
 
 	m.tFunc(m.tVoid())
 	e.fn = m.id()
