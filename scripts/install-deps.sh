@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what onesource's tests and main job need on Debian 12 (run as root): the Vulkan
 # loader and headers, Mesa's lavapipe (a real Vulkan 1.3 driver on the CPU), SPIR-V tools,
-# glslc, a C compiler for the struct-layout test, and the Go modules.
+# glslc, C/C++ compilers (struct-layout test, host execution), clang-16 (CUDA to PTX) and
+# Debian's ROCm 5.2 (hipcc, libamdhip64, device libraries: HIP to AMDGPU), and the Go modules.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-pkgs=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-tools spirv-tools glslc gcc)
+pkgs=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-tools spirv-tools glslc gcc g++ clang-16 hipcc libamdhip64-dev rocm-device-libs)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
