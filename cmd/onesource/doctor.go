@@ -47,9 +47,9 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 
 	fmt.Fprintln(stdout, "\nvulkan:")
 	if err := vulkan.Available(); err != nil {
-		fmt.Fprintf(stdout, "  unavailable: %v\n", err)
+		fmt.Fprintf(stdout, "  %s\n", unavailable(err))
 	} else if devs, err := vulkan.Devices(); err != nil {
-		fmt.Fprintf(stdout, "  unavailable: %v\n", err)
+		fmt.Fprintf(stdout, "  %s\n", unavailable(err))
 	} else {
 		for _, d := range devs {
 			fmt.Fprintf(stdout, "  [%d] %s (%s), driver %s %s, Vulkan %v\n", d.Index, d.Name, d.Type, d.DriverName, d.DriverInfo, d.APIVersion)
@@ -66,6 +66,15 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %-10s %s\n", t.name, toolVersion(t.name, t.flag))
 	}
 	return 0
+}
+
+// unavailable words a backend's error as "unavailable: <reason>" (once).
+func unavailable(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "unavailable") {
+		return msg
+	}
+	return "unavailable: " + msg
 }
 
 func featureNames(f vulkan.Features) string {

@@ -34,7 +34,7 @@ func Device(t testing.TB) *vulkan.Device {
 		dev, openErr = vulkan.Open(vulkan.Options{})
 	})
 	if devErr != nil {
-		t.Skipf("vulkan unavailable: %v", devErr)
+		t.Skipf("vulkan: %v", devErr)
 	}
 	if openErr != nil {
 		t.Fatalf("vulkan device did not open: %v", openErr)
