@@ -64,6 +64,10 @@ func (k *Kernel) loop(p ir.Pos, body, continuing func()) {
 // While runs body as long as cond() returns true; cond is evaluated before every iteration.
 func (k *Kernel) While(cond func() Value, body func()) {
 	p := callerPos()
+	if cond == nil {
+		k.errorf(p, "While: nil condition")
+		return
+	}
 	k.loop(p, func() {
 		c := cond()
 		if c.k != k || c.Type() != Bool {
@@ -71,7 +75,9 @@ func (k *Kernel) While(cond func() Value, body func()) {
 			return
 		}
 		k.If(c.Not(), func() { k.Break() })
-		body()
+		if body != nil {
+			body()
+		}
 	}, nil)
 }
 
@@ -105,7 +111,9 @@ func (k *Kernel) For(name string, start, end, step any, body func(i Value)) {
 	k.loop(p, func() {
 		cur := i.Get()
 		k.If(cur.Ge(e), func() { k.Break() })
-		body(cur.Named(name))
+		if body != nil {
+			body(cur.Named(name))
+		}
 	}, func() {
 		i.Set(i.Get().Add(st))
 	})

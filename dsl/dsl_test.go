@@ -188,3 +188,35 @@ func TestSpecializationBySchedule(t *testing.T) {
 		t.Errorf("schedule constant not specialized:\n%s\n%s", a, b)
 	}
 }
+
+// TestNoPanics feeds the builder nil closures, zero values and values of another kernel: each
+// is an error (or ignored), never a panic.
+func TestNoPanics(t *testing.T) {
+	other := dsl.New("other", 1)
+	ov := other.F32(1)
+	k := dsl.New("k", 8)
+	var zero dsl.Value
+	var za dsl.Array
+	var zv dsl.Var
+	k.If(k.Const(dsl.Bool, true), nil).Else(nil)
+	k.For("i", 0, 4, 1, nil)
+	k.While(nil, nil)
+	k.Loop(nil)
+	_ = zero.Add(1)
+	_ = za.Load(0)
+	za.Store(0, 1)
+	_ = zv.Get()
+	zv.Set(1)
+	_ = k.F32(1).Add(ov)
+	_ = k.F32(1).Add(zero)
+	_ = k.Vec(k.F32(1))
+	_ = k.Select(zero, 1, 2)
+	_ = k.ReduceSum(zero)
+	_ = k.DotI8x4(zero, zero)
+	if _, err := k.Build(); err == nil {
+		t.Fatal("misuse accepted")
+	}
+	if _, err := dsl.New("", 0).Build(); err == nil {
+		t.Fatal("empty kernel name and zero workgroup accepted")
+	}
+}
