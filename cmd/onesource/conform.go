@@ -1,0 +1,97 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/onesource-go/onesource/conformance"
+)
+
+func init() {
+	register("conform", "run every cell on every available backend against the oracle", runConform)
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+func runConform(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ops := fs.String("op", "", "comma-separated ops (default all)")
+	types := fs.String("type", "", "comma-separated types (default all)")
+	backends := fs.String("backend", "", "comma-separated backends (default all)")
+	jsonOut := fs.String("json", "", "write one JSON record per (cell, backend) to this file")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-json FILE]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	f := conformance.Filter{Ops: splitList(*ops), Types: splitList(*types), Backends: splitList(*backends)}
+	if len(f.Cells()) == 0 {
+		fmt.Fprintln(stderr, "onesource conform: no cell matches the filters")
+		return 2
+	}
+	start := time.Now()
+	tty := isTerminal(stderr)
+	progress := func(done, total int, r conformance.Result) {
+		status := "ok"
+		if !r.BitExact {
+			status = "NOT BIT-EXACT"
+		}
+		if tty {
+			const width = 30
+			filled := done * width / total
+			fmt.Fprintf(stderr, "\r[%s%s] %d/%d %-40s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total, r.Op+"/"+r.Type+"/"+r.Backend)
+			if done == total {
+				fmt.Fprintln(stderr)
+			}
+			return
+		}
+		fmt.Fprintf(stderr, "%d/%d %s/%s/%s %s %s (%.2fs)\n", done, total, r.Op, r.Type, r.Backend, r.Levels, status, r.Seconds)
+	}
+	results := conformance.Run(f, conformance.Targets(), nil, progress)
+	conformance.WriteMatrix(stdout, results)
+	fmt.Fprintf(stdout, "suite time: %s\n", time.Since(start).Round(time.Millisecond))
+	if *jsonOut != "" {
+		file, err := os.Create(*jsonOut)
+		if err == nil {
+			err = conformance.WriteJSON(file, results)
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource conform: %v\n", err)
+			return 1
+		}
+	}
+	if conformance.Failed(results) {
+		return 1
+	}
+	return 0
+}
+
+// isTerminal reports whether w is a character device (a terminal), where a progress bar that
+// redraws itself makes sense.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,213 @@
+// Package conformance runs every cell of the kernel matrix (package kernels) on every available
+// backend and judges it against the oracle byte for byte.
+//
+// For each (cell, backend) it records the levels reached — E emitted, V validated by the vendor
+// toolchain, X executed on a real driver, H executed by host emulation of the emitted source
+// (never reported as X), B bit-exact against the oracle on every case — and, where a case is not
+// bit-exact, the largest difference in ULP and relative error. A report never claims a level
+// that was not reached; a backend that is not available here says "unavailable" with the reason.
+package conformance
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/kernels"
+)
+
+// Target is one backend as the suite drives it.
+type Target interface {
+	// Name is the backend's name as in reports: "vulkan", "cuda", "hip", "metal".
+	Name() string
+	// Open makes the backend ready; an error is the reason it is unavailable here.
+	Open() error
+	// Run emits and validates k for this backend, executes every case and returns the outcome.
+	// Levels holds the levels reached before any error (E, V, then X or H).
+	Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcome
+	// Close releases what Open acquired.
+	Close()
+}
+
+// Outcome is what a target did with one cell.
+type Outcome struct {
+	Levels  string       // e.g. "EVX"
+	Outputs [][][]byte   // per case, the bytes of each of its Outputs bindings
+	Err     error        // the first failure; Levels says how far it got
+	Notes   []string     // extra facts for the report ("host check, not Apple's compiler")
+	Timing  time.Duration
+}
+
+// Result is the verdict on one (cell, backend): a row of the JSON report.
+type Result struct {
+	Op       string  `json:"op"`
+	Type     string  `json:"type"`
+	Backend  string  `json:"backend"`
+	Lanes    int     `json:"lanes"`
+	Levels   string  `json:"levels"`
+	BitExact bool    `json:"bitexact"`
+	Cases    int     `json:"cases"`
+	MaxULP   float64 `json:"max_ulp"`
+	MaxRel   float64 `json:"max_rel"`
+	Reason   string  `json:"reason,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	Ran      bool    `json:"ran"`
+}
+
+// Status is the short verdict shown in the matrix.
+func (r Result) Status() string {
+	switch {
+	case !r.Ran:
+		return "unavailable"
+	case r.BitExact:
+		return r.Levels
+	case r.Reason != "" && !strings.Contains(r.Levels, "B"):
+		return r.Levels + " FAIL"
+	}
+	return r.Levels
+}
+
+// Judge runs one cell on one open target at schedule s and returns the verdict.
+func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
+	start := time.Now()
+	r := Result{Op: c.Op, Type: c.Type.String(), Backend: t.Name(), Lanes: s.Lanes, Ran: true}
+	defer func() { r.Seconds = time.Since(start).Seconds() }()
+	k, err := c.Build(s).Build()
+	if err != nil {
+		r.Reason = "kernel does not build: " + err.Error()
+		r.Seconds = time.Since(start).Seconds()
+		return r
+	}
+	cases, err := c.Cases(s)
+	if err != nil {
+		r.Reason = "cases: " + err.Error()
+		r.Seconds = time.Since(start).Seconds()
+		return r
+	}
+	r.Cases = len(cases)
+	o := t.Run(k, s, cases)
+	r.Levels = o.Levels
+	if o.Err != nil {
+		r.Reason = o.Err.Error()
+		r.Seconds = time.Since(start).Seconds()
+		return r
+	}
+	exact := true
+	var why []string
+	for i, cs := range cases {
+		for j, want := range cs.Want {
+			got := o.Outputs[i][j]
+			elem := "f32"
+			if j < len(cs.Elem) {
+				elem = cs.Elem[j]
+			}
+			d := Compare(got, want, elem)
+			if !d.Exact {
+				exact = false
+				if d.ULP > r.MaxULP {
+					r.MaxULP = d.ULP
+				}
+				if d.Rel > r.MaxRel {
+					r.MaxRel = d.Rel
+				}
+				if len(why) < 3 {
+					why = append(why, fmt.Sprintf("case %s output %d: %s", cs.Name, cs.Outputs[j], d.First))
+				}
+			}
+		}
+	}
+	if exact {
+		r.BitExact = true
+		r.Levels += "B"
+	} else {
+		r.Reason = "not bit-exact: " + strings.Join(why, "; ")
+	}
+	if len(o.Notes) > 0 {
+		if r.Reason != "" {
+			r.Reason += "; "
+		}
+		r.Reason += strings.Join(o.Notes, "; ")
+	}
+	r.Seconds = time.Since(start).Seconds()
+	return r
+}
+
+// Diff describes how two outputs differ.
+type Diff struct {
+	Exact bool
+	ULP   float64 // largest difference in units in the last place (f32 outputs)
+	Rel   float64 // largest relative error |got-want|/|want| (f32 outputs)
+	First string  // the first differing element, described
+}
+
+// Compare compares output bytes with the oracle's: byte for byte, except that any NaN equals any
+// NaN for float elements. elem is "f32" or another element name (compared as raw bytes).
+func Compare(got, want []byte, elem string) Diff {
+	if len(got) != len(want) {
+		return Diff{First: fmt.Sprintf("%d bytes, want %d", len(got), len(want)), ULP: math.Inf(1), Rel: math.Inf(1)}
+	}
+	d := Diff{Exact: true}
+	if elem != "f32" || len(got)%4 != 0 {
+		for i := range got {
+			if got[i] != want[i] {
+				if d.Exact {
+					d.First = fmt.Sprintf("byte %d = %#02x, want %#02x", i, got[i], want[i])
+				}
+				d.Exact = false
+				d.ULP, d.Rel = math.Inf(1), math.Inf(1)
+			}
+		}
+		return d
+	}
+	for i := 0; i < len(got); i += 4 {
+		g := le32(got[i:])
+		w := le32(want[i:])
+		if g == w {
+			continue
+		}
+		gf, wf := math.Float32frombits(g), math.Float32frombits(w)
+		if gf != gf && wf != wf {
+			continue
+		}
+		if d.Exact {
+			d.First = fmt.Sprintf("element %d = %g (%08x), want %g (%08x)", i/4, gf, g, wf, w)
+		}
+		d.Exact = false
+		u := ulpDiff(g, w)
+		if u > d.ULP {
+			d.ULP = u
+		}
+		rel := math.Inf(1)
+		if !math.IsNaN(float64(gf)) && !math.IsNaN(float64(wf)) {
+			rel = math.Abs(float64(gf)-float64(wf)) / math.Max(math.Abs(float64(wf)), math.SmallestNonzeroFloat32)
+		}
+		if rel > d.Rel {
+			d.Rel = rel
+		}
+	}
+	return d
+}
+
+func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+
+// ulpDiff is the distance between two f32 bit patterns on the ordered integer line (+0 and -0
+// adjacent at distance 1, a NaN infinitely far).
+func ulpDiff(a, b uint32) float64 {
+	fa, fb := math.Float32frombits(a), math.Float32frombits(b)
+	if fa != fa || fb != fb {
+		return math.Inf(1)
+	}
+	ord := func(u uint32) int64 {
+		if u&0x80000000 != 0 {
+			return -int64(u & 0x7fffffff)
+		}
+		return int64(u) + 1
+	}
+	d := ord(a) - ord(b)
+	if d < 0 {
+		d = -d
+	}
+	return float64(d)
+}
