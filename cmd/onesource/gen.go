@@ -28,7 +28,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "output directory (required)")
-	backends := fs.String("backends", "vulkan", "comma-separated backends: "+strings.Join(generate.BackendNames(), ", "))
+	backends := fs.String("backends", "vulkan", "comma-separated backends ("+strings.Join(generate.BackendNames(), ", ")+") or all")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: onesource gen [-backends vulkan,...] -o DIR PACKAGE...")
 		fmt.Fprintln(stderr, "\nWrites <kernel>.<ext> for every kernel returned by `func Kernels() []*dsl.Kernel` in the packages.")
@@ -40,6 +40,9 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	if *out == "" || fs.NArg() == 0 {
 		fs.Usage()
 		return 2
+	}
+	if *backends == "all" {
+		*backends = strings.Join(generate.BackendNames(), ",")
 	}
 	for _, b := range strings.Split(*backends, ",") {
 		if _, ok := generate.Backends[b]; !ok {
