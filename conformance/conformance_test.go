@@ -55,6 +55,15 @@ func f32bytes(x ...float32) []byte {
 	return b
 }
 
+// q81 is one q8_1 block with scale fields d and s and every quant q.
+func q81(d, s uint16, q byte) []byte {
+	b := []byte{byte(d), byte(d >> 8), byte(s), byte(s >> 8)}
+	for i := 0; i < 32; i++ {
+		b = append(b, q)
+	}
+	return b
+}
+
 func TestCompare(t *testing.T) {
 	nan1 := math.Float32frombits(0x7fc00000)
 	nan2 := math.Float32frombits(0x7fc00001)
@@ -74,6 +83,9 @@ func TestCompare(t *testing.T) {
 		{"nan vs number", f32bytes(nan1), f32bytes(1), "f32", false, math.Inf(1)},
 		{"bytes", []byte{1, 2, 3}, []byte{1, 2, 4}, "u8", false, math.Inf(1)},
 		{"length", []byte{1}, []byte{1, 2}, "u8", false, math.Inf(1)},
+		{"q8_1 NaN scales", q81(0x7e00, 0xfe00, 5), q81(0x7e00, 0x7e00, 5), "q8_1", true, 0},
+		{"q8_1 quants", q81(0x3c00, 0, 5), q81(0x3c00, 0, 6), "q8_1", false, math.Inf(1)},
+		{"q8_1 scale", q81(0x3c00, 0, 5), q81(0x3c01, 0, 5), "q8_1", false, math.Inf(1)},
 	} {
 		d := conformance.Compare(c.got, c.want, c.elem)
 		if d.Exact != c.exact || d.ULP != c.ulp {

@@ -93,7 +93,7 @@ func F32ToHalf(k *dsl.Kernel, x dsl.Value) dsl.Value {
 	hs = k.Select(sup, hs.Add(1), hs)
 	hs = k.Select(exp.Lt(102), k.U32(0), hs) // below half of the smallest subnormal: zero
 	h := k.Select(e.Ge(1), hn, hs)
-	h = k.Select(e.Ge(31), k.U32(0x7c00), h)         // overflow: infinity
+	h = k.Select(e.Ge(31), k.U32(0x7c00), h)           // overflow: infinity
 	h = k.Select(abs.Gt(0x7f800000), k.U32(0x7e00), h) // NaN
 	h = k.Select(abs.Eq(0x7f800000), k.U32(0x7c00), h) // infinity
 	return sign.Or(h)

@@ -1,0 +1,160 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+
+	"github.com/onesource-go/onesource/dsl"
+)
+
+// The ops on f32 activations (all registered with Type oracle.F32):
+//
+//	op             builder        file            layout
+//	rms_norm       RMSNorm        ops_norm.go     one workgroup per row, canonical sum of squares
+//	add_rmsnorm    AddRMSNorm     ops_norm.go     one workgroup per row, stores a+b and the norm
+//	softmax        Softmax        ops_softmax.go  one workgroup per row, canonical max and sum
+//	rope_norm      Rope(normal)   ops_rope.go     one invocation per pair, grid-stride
+//	rope_neox      Rope(neox)     ops_rope.go     one invocation per pair, grid-stride
+//	rms_norm_rope  RMSNormRope    ops_rope.go     one workgroup per head: norm, then rotate
+//	silu, gelu     SiluKernel,    ops_unary.go    one invocation per element, grid-stride
+//	scale          GeluKernel,
+//	               ScaleKernel
+//	add, mul       AddKernel,     ops_binary.go   one invocation per element, grid-stride, b
+//	swiglu         MulKernel,                     broadcast by a remainder only when shorter
+//	               SwigluKernel
+//	quantize_q8_1  QuantizeQ8_1   ops_quantize.go T/32 blocks per workgroup through shared memory
+//
+// Every builder takes the Schedule; s.Lanes (any power of two, the T of the canonical
+// reductions) is the workgroup size. The row ops reduce in the canonical order of that T, so their
+// cases compute the oracle's bytes with the same T; the other ops' bits do not depend on T. Each
+// builder's doc comment gives its bindings (in order), parameters (32-bit words in order) and
+// dispatch; the cases fill them the same way.
+//
+// This file holds what these ops share: the canonical per-lane fold, the grid-stride loop of the
+// element-wise ops, and the byte and value helpers of their cases.
+
+// maxGroupsX is the most workgroups an element-wise case dispatches along x (Vulkan guarantees
+// 65535); the grid-stride loop covers any n with that many.
+const maxGroupsX = 65535
+
+// laneFold is step 1 of the canonical reduction (DESIGN.md contract 4, oracle/reduce.go) for the
+// invocation lane of a T-lane workgroup over n elements: the accumulator starts AT the lane's
+// first term (term(lane), not identity+term), folds term(lane+T), term(lane+2T), ... in
+// ascending order with op(acc, term), and a lane with no element holds identity. Combine the
+// result with ReduceSum or ReduceMax (step 2). term's code is emitted twice (first element,
+// loop), but at run time it runs once per index, so it may also store (add_rmsnorm does).
+func laneFold(k *dsl.Kernel, lane, n dsl.Value, T int, identity float32, term func(i dsl.Value) dsl.Value, op func(acc, t dsl.Value) dsl.Value) dsl.Value {
+	acc := k.Var("acc", identity)
+	k.If(lane.Lt(n), func() {
+		acc.Set(term(lane))
+	})
+	k.For("i", lane.Add(T), n, T, func(i dsl.Value) {
+		acc.Set(op(acc.Get(), term(i)))
+	})
+	return acc.Get()
+}
+
+// laneSum is laneFold with the IEEE add and identity +0.
+func laneSum(k *dsl.Kernel, lane, n dsl.Value, T int, term func(i dsl.Value) dsl.Value) dsl.Value {
+	return laneFold(k, lane, n, T, 0, term, func(a, b dsl.Value) dsl.Value { return a.Add(b) })
+}
+
+// laneMax is laneFold with the canonical max (oracle.MaxOp: a > b ? a : b) and identity -Inf.
+func laneMax(k *dsl.Kernel, lane, n dsl.Value, T int, term func(i dsl.Value) dsl.Value) dsl.Value {
+	return laneFold(k, lane, n, T, float32(math.Inf(-1)), term, func(a, b dsl.Value) dsl.Value {
+		return k.Select(a.Gt(b), a, b)
+	})
+}
+
+// gridStride runs body(i) for every i < n handled by this invocation of a T-lane workgroup:
+// i = global id, then + (workgroups * T) until n. Adjacent invocations take adjacent i
+// (coalesced), and any dispatch of at least one workgroup covers every i.
+func gridStride(k *dsl.Kernel, n dsl.Value, T int, body func(i dsl.Value)) {
+	stride := k.NumWorkgroups(dsl.X).Mul(uint32(T))
+	k.For("i", k.GlobalID(dsl.X), n, stride, body)
+}
+
+// elemGroups is the x dispatch of an element-wise kernel over n values: one workgroup per T
+// values, at least one, at most maxGroupsX (the grid-stride loop does the rest).
+func elemGroups(n, T int) [3]uint32 {
+	g := (n + T - 1) / T
+	g = max(1, min(g, maxGroupsX))
+	return [3]uint32{uint32(g), 1, 1}
+}
+
+// f32Bytes returns x as little-endian bytes, how an f32 buffer is bound. An empty x gives one
+// zero value (a binding is never empty).
+func f32Bytes(x []float32) []byte {
+	if len(x) == 0 {
+		return make([]byte, 4)
+	}
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+// i32Bytes returns x as little-endian bytes.
+func i32Bytes(x []int32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	return b
+}
+
+// fbits is the parameter word of an f32 parameter.
+func fbits(f float32) uint32 { return math.Float32bits(f) }
+
+// b2u is 1 for true, 0 for false (flag parameters).
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Values the cases mix in. Subnormals, the largest finite value and the infinities test that the
+// device neither flushes nor saturates; NaN tests propagation where the op defines it.
+var (
+	posInf    = float32(math.Inf(1))
+	negInfF   = float32(math.Inf(-1))
+	nanF      = float32(math.NaN())
+	negZero   = float32(math.Copysign(0, -1))
+	minSub    = math.Float32frombits(1)          // the smallest subnormal
+	maxSub    = math.Float32frombits(0x007fffff) // the largest subnormal
+	maxFinite = float32(math.MaxFloat32)
+)
+
+// randRow returns n values of the given kind, from rng:
+//
+//	"normal"   N(0,1) scaled by a random power of ten in [1e-3, 1e3]
+//	"unit"     N(0,1): many terms of one magnitude, so sums depend on their order (and on T)
+//	"wide"     random magnitudes over the whole float32 range (subnormal to huge), both signs
+//	"zeros"    +0 and -0
+//	"tiny"     subnormal and near-subnormal values
+func randRow(rng *rand.Rand, n int, kind string) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		switch kind {
+		case "normal":
+			x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.Intn(7)-3)))
+		case "unit":
+			x[i] = float32(rng.NormFloat64())
+		case "wide":
+			x[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.Intn(250)-140)))
+		case "zeros":
+			if rng.Intn(2) == 0 {
+				x[i] = negZero
+			}
+		case "tiny":
+			x[i] = math.Float32frombits(uint32(rng.Intn(0x00ffffff))) * float32(1-2*rng.Intn(2))
+		default:
+			panic(fmt.Sprintf("kernels: randRow kind %q", kind))
+		}
+	}
+	return x
+}
