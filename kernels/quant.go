@@ -23,10 +23,12 @@ type Format struct {
 	Value func(d *Decoder, off, j dsl.Value) dsl.Value
 
 	// DotQ8 is the quantized-activation integer path, nil where ggml does not run the type that
-	// way: it returns the f32 partial of one weight block at byte offset off dotted with the
-	// activation block(s) the oracle pairs it with (oracle.ActivationType), reading the activation
-	// blocks through a at byte offset aoff, bit-identical to the per-block partial of
-	// oracle.MatVecQ8. Summing the partials is the caller's (the canonical sum over blocks).
+	// way. matvec_q8 calls it once per ACTIVATION block (of oracle.ActivationType(t)): off is the
+	// byte offset of the weight block that holds that activation block's values, aoff the byte
+	// offset of the activation block in a; for weight blocks longer than an activation block
+	// (q1_0, q2_0, nvfp4) the format works out from aoff which part of its block is meant. It
+	// returns that activation block's f32 partial, bit-identical to the partial of
+	// oracle.MatVecQ8; summing the partials is the caller's (the canonical sum over blocks).
 	DotQ8 func(d *Decoder, off dsl.Value, a Bytes, aoff dsl.Value) dsl.Value
 }
 
