@@ -61,6 +61,8 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	gpuRuntimes(stdout)
+
 	fmt.Fprintln(stdout, "\ntoolchains:")
 	for _, t := range toolchains {
 		fmt.Fprintf(stdout, "  %-10s %s\n", t.name, toolVersion(t.name, t.flag))

@@ -1,0 +1,107 @@
+package hip
+
+// hipErrorNames names the hipError_t values (hip_runtime_api.h, ROCm 5 to 7). A value missing
+// here is named by the library's hipGetErrorName.
+var hipErrorNames = map[int]string{
+	0:    "hipSuccess",
+	1:    "hipErrorInvalidValue",
+	2:    "hipErrorOutOfMemory",
+	3:    "hipErrorNotInitialized",
+	4:    "hipErrorDeinitialized",
+	5:    "hipErrorProfilerDisabled",
+	6:    "hipErrorProfilerNotInitialized",
+	7:    "hipErrorProfilerAlreadyStarted",
+	8:    "hipErrorProfilerAlreadyStopped",
+	9:    "hipErrorInvalidConfiguration",
+	12:   "hipErrorInvalidPitchValue",
+	13:   "hipErrorInvalidSymbol",
+	17:   "hipErrorInvalidDevicePointer",
+	21:   "hipErrorInvalidMemcpyDirection",
+	35:   "hipErrorInsufficientDriver",
+	52:   "hipErrorMissingConfiguration",
+	53:   "hipErrorPriorLaunchFailure",
+	98:   "hipErrorInvalidDeviceFunction",
+	100:  "hipErrorNoDevice",
+	101:  "hipErrorInvalidDevice",
+	200:  "hipErrorInvalidImage",
+	201:  "hipErrorInvalidContext",
+	202:  "hipErrorContextAlreadyCurrent",
+	205:  "hipErrorMapFailed",
+	206:  "hipErrorUnmapFailed",
+	207:  "hipErrorArrayIsMapped",
+	208:  "hipErrorAlreadyMapped",
+	209:  "hipErrorNoBinaryForGpu",
+	210:  "hipErrorAlreadyAcquired",
+	211:  "hipErrorNotMapped",
+	212:  "hipErrorNotMappedAsArray",
+	213:  "hipErrorNotMappedAsPointer",
+	214:  "hipErrorECCNotCorrectable",
+	215:  "hipErrorUnsupportedLimit",
+	216:  "hipErrorContextAlreadyInUse",
+	217:  "hipErrorPeerAccessUnsupported",
+	218:  "hipErrorInvalidKernelFile",
+	219:  "hipErrorInvalidGraphicsContext",
+	300:  "hipErrorInvalidSource",
+	301:  "hipErrorFileNotFound",
+	302:  "hipErrorSharedObjectSymbolNotFound",
+	303:  "hipErrorSharedObjectInitFailed",
+	304:  "hipErrorOperatingSystem",
+	400:  "hipErrorInvalidHandle",
+	401:  "hipErrorIllegalState",
+	500:  "hipErrorNotFound",
+	600:  "hipErrorNotReady",
+	700:  "hipErrorIllegalAddress",
+	701:  "hipErrorLaunchOutOfResources",
+	702:  "hipErrorLaunchTimeOut",
+	708:  "hipErrorSetOnActiveProcess",
+	709:  "hipErrorContextIsDestroyed",
+	710:  "hipErrorAssert",
+	801:  "hipErrorNotSupported",
+	900:  "hipErrorStreamCaptureUnsupported",
+	901:  "hipErrorStreamCaptureInvalidated",
+	902:  "hipErrorStreamCaptureMerge",
+	903:  "hipErrorStreamCaptureUnmatched",
+	904:  "hipErrorStreamCaptureUnjoined",
+	905:  "hipErrorStreamCaptureIsolation",
+	906:  "hipErrorStreamCaptureImplicit",
+	907:  "hipErrorCapturedEvent",
+	908:  "hipErrorStreamCaptureWrongThread",
+	910:  "hipErrorGraphExecUpdateFailure",
+	999:  "hipErrorUnknown",
+	1052: "hipErrorRuntimeMemory",
+	1053: "hipErrorRuntimeOther",
+	704:  "hipErrorPeerAccessAlreadyEnabled",
+	705:  "hipErrorPeerAccessNotEnabled",
+	712:  "hipErrorHostMemoryAlreadyRegistered",
+	713:  "hipErrorHostMemoryNotRegistered",
+	719:  "hipErrorLaunchFailure",
+	720:  "hipErrorCooperativeLaunchTooLarge",
+	1054: "hipErrorTbd",
+}
+
+// hiprtcResultNames names the hiprtcResult values (hiprtc.h).
+var hiprtcResultNames = map[int]string{
+	0:   "HIPRTC_SUCCESS",
+	1:   "HIPRTC_ERROR_OUT_OF_MEMORY",
+	2:   "HIPRTC_ERROR_PROGRAM_CREATION_FAILURE",
+	3:   "HIPRTC_ERROR_INVALID_INPUT",
+	4:   "HIPRTC_ERROR_INVALID_PROGRAM",
+	5:   "HIPRTC_ERROR_INVALID_OPTION",
+	6:   "HIPRTC_ERROR_COMPILATION",
+	7:   "HIPRTC_ERROR_BUILTIN_OPERATION_FAILURE",
+	8:   "HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION",
+	9:   "HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION",
+	10:  "HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
+	11:  "HIPRTC_ERROR_INTERNAL_ERROR",
+	100: "HIPRTC_ERROR_LINKING",
+}
+
+// hipStickyErrors are the hipError_t values after which the device's context is unusable, so the
+// Device that saw one refuses further work.
+var hipStickyErrors = map[int]bool{
+	700: true, // hipErrorIllegalAddress
+	702: true, // hipErrorLaunchTimeOut
+	710: true, // hipErrorAssert
+	719: true, // hipErrorLaunchFailure
+	214: true, // hipErrorECCNotCorrectable
+}
