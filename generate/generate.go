@@ -17,6 +17,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onesource-go/onesource/backends/cuda"
+	"github.com/onesource-go/onesource/backends/hip"
+	"github.com/onesource-go/onesource/backends/metal"
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/ir"
@@ -32,6 +35,20 @@ type Backend struct {
 // Backends lists the backends gen can write, by name.
 var Backends = map[string]Backend{
 	"vulkan": {Name: "vulkan", Ext: ".spv", Emit: emitSPIRV},
+	"cuda":   {Name: "cuda", Ext: ".cu", Emit: textEmitter(cuda.Emit)},
+	"hip":    {Name: "hip", Ext: ".hip", Emit: textEmitter(func(k *ir.Kernel) (string, error) { return hip.Emit(k, hip.Generic) })},
+	"metal":  {Name: "metal", Ext: ".metal", Emit: textEmitter(metal.Emit)},
+}
+
+// textEmitter adapts a source-text emitter to Backend.Emit.
+func textEmitter(emit func(*ir.Kernel) (string, error)) func(*ir.Kernel) ([]byte, error) {
+	return func(k *ir.Kernel) ([]byte, error) {
+		src, err := emit(k)
+		if err != nil {
+			return nil, err
+		}
+		return []byte(src), nil
+	}
 }
 
 // BackendNames returns the known backend names, sorted.

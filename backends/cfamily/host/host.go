@@ -1,0 +1,512 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Lang is the dialect of the kernel text.
+type Lang int
+
+// The dialects.
+const (
+	CUDA Lang = iota + 1 // .cu: extern "C" __global__ kernels
+	HIP                  // .hip: the same shape, HIP spellings and AMD builtins
+	MSL                  // .metal: kernel functions with [[...]] argument attributes
+)
+
+func (l Lang) String() string {
+	switch l {
+	case CUDA:
+		return "CUDA"
+	case HIP:
+		return "HIP"
+	case MSL:
+		return "MSL"
+	}
+	return fmt.Sprintf("Lang(%d)", int(l))
+}
+
+func (l Lang) ext() string {
+	switch l {
+	case CUDA:
+		return "cu"
+	case HIP:
+		return "hip"
+	}
+	return "metal"
+}
+
+func (l Lang) header() string {
+	if l == MSL {
+		return "oshost_msl.h"
+	}
+	return "oshost_cuda.h"
+}
+
+// Order is the order lanes run in within each round of the scheduler.
+type Order uint32
+
+// Lane orders. A correct kernel gives the same bytes in every order; a kernel that reads shared
+// memory another lane writes without a barrier between them does not.
+const (
+	Ascending  Order = iota // lane 0 first
+	Descending              // the last lane first
+	Shuffled                // a fresh pseudo-random permutation every round (Options.Seed)
+)
+
+// Options configure compiling and running. The zero value is ready to use.
+type Options struct {
+	// SubgroupSize is the lanes per warp / SIMD-group (warpSize, threads_per_simdgroup), a
+	// power of two; 0 means 32. Lanes group into subgroups by flattened local index; the last
+	// subgroup of a workgroup whose size is not a multiple of it has fewer lanes.
+	SubgroupSize int
+	// Order and Seed choose the lane order within a scheduling round.
+	Order Order
+	Seed  uint32
+	// Repeat runs the whole grid this many times (0 means once); Result.Elapsed covers them
+	// all. Buffers are not reset between repeats.
+	Repeat int
+	// StackBytes is each lane's fiber stack (0 means 64 KiB).
+	StackBytes int
+	// Timeout bounds one run of the compiled program (0 means 2 minutes).
+	Timeout time.Duration
+
+	// Compiler is the C++ compiler. Empty means $ONESOURCE_HOST_CXX when set, else the first of
+	// g++, clang++, clang++-16 on PATH.
+	Compiler string
+	// CacheDir keeps compiled programs. Empty means $ONESOURCE_HOST_CACHE when set, else
+	// os.UserCacheDir()/onesource/host (or the system temp dir when that cannot be created).
+	CacheDir string
+	// Flags are extra compiler flags (they are part of the cache key).
+	Flags []string
+}
+
+// ErrUnavailable is wrapped by the errors returned when host execution cannot run here (no C++
+// compiler); their text starts with "unavailable:".
+var ErrUnavailable = errors.New("unavailable")
+
+// ExecError is a failed run of a compiled program: the emulation's own report (deadlock, bad
+// exchange, out-of-bounds access, arithmetic trap) or a crash or timeout.
+type ExecError struct {
+	Kernel   string
+	Lang     Lang
+	ExitCode int    // 2: emulation error, 3: fault inside the kernel, -1: killed or timed out
+	Message  string // what the program printed on stderr, or why it was stopped
+	Program  string // the compiled program's path
+}
+
+func (e *ExecError) Error() string {
+	msg := strings.TrimSpace(e.Message)
+	prefix := "host execution (H) of " + e.Kernel + ": "
+	msg = strings.TrimPrefix(msg, prefix)
+	return fmt.Sprintf("host execution (H) of %s %s (%s): %s", e.Lang, e.Kernel, e.Program, msg)
+}
+
+// Deadlock reports whether the run stopped because no lane could proceed.
+func (e *ExecError) Deadlock() bool { return strings.Contains(e.Message, "deadlock") }
+
+// Program is a compiled harness for one kernel of one source text.
+type Program struct {
+	Lang       Lang
+	Kernel     string
+	NumBuffers int
+	NumParams  int
+	Path       string // the executable
+	Dir        string // holds the generated harness.cpp, the kernel text and the headers
+}
+
+// Result is what a run returns.
+type Result struct {
+	Buffers    [][]byte      // every buffer's contents after the run, in binding order
+	Elapsed    time.Duration // time inside the program running the grid Repeat times
+	Workgroups int           // workgroups run (grid size times Repeat)
+}
+
+//go:embed include
+var includeFS embed.FS
+
+// formatVersion changes when the harness protocol or flags change in a way the headers do not
+// show (it is part of the cache key).
+const formatVersion = "oshost-1"
+
+// Available reports whether host execution can run with opts (a C++ compiler is present),
+// returning an error wrapping ErrUnavailable when not.
+func Available(opts Options) error {
+	_, err := compiler(opts)
+	return err
+}
+
+func compiler(opts Options) (string, error) {
+	cands := []string{"g++", "clang++", "clang++-16"}
+	if opts.Compiler != "" {
+		cands = []string{opts.Compiler}
+	} else if env := os.Getenv("ONESOURCE_HOST_CXX"); env != "" {
+		cands = []string{env}
+	}
+	for _, c := range cands {
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: host execution (H) needs a C++17 compiler; none of %s found on PATH", ErrUnavailable, strings.Join(cands, ", "))
+}
+
+func cacheDir(opts Options) string {
+	if opts.CacheDir != "" {
+		return opts.CacheDir
+	}
+	if env := os.Getenv("ONESOURCE_HOST_CACHE"); env != "" {
+		return env
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "onesource", "host")
+	}
+	return filepath.Join(os.TempDir(), "onesource-host")
+}
+
+var clangCache sync.Map // compiler path -> bool
+
+// isClang reports whether the compiler at path is clang (by its --version text, so that a "c++"
+// that is clang counts).
+func isClang(path string) bool {
+	if v, ok := clangCache.Load(path); ok {
+		return v.(bool)
+	}
+	out, err := exec.Command(path, "--version").Output()
+	clang := strings.Contains(filepath.Base(path), "clang") || (err == nil && strings.Contains(string(out), "clang"))
+	clangCache.Store(path, clang)
+	return clang
+}
+
+var (
+	headersOnce sync.Once
+	headersSum  []byte
+)
+
+// headersHash is the hash of the embedded headers (part of every cache key).
+func headersHash() []byte {
+	headersOnce.Do(func() {
+		h := sha256.New()
+		_ = fs.WalkDir(includeFS, "include", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				b, _ := includeFS.ReadFile(p)
+				fmt.Fprintf(h, "%s\x00%d\x00", p, len(b))
+				h.Write(b)
+			}
+			return nil
+		})
+		headersSum = h.Sum(nil)
+	})
+	return headersSum
+}
+
+// flags are the compiler flags every program is built with.
+func flags(cxx string) []string {
+	f := []string{
+		"-std=c++17", "-O2",
+		"-ffp-contract=off", "-fno-fast-math", "-fno-math-errno", // IEEE: one rounding per op
+		"-fwrapv", "-fno-strict-aliasing", // integers wrap; bit casts through pointers
+		"-fno-exceptions", "-fno-rtti", "-fno-threadsafe-statics",
+	}
+	if runtime.GOARCH == "amd64" {
+		f = append(f, "-fcf-protection=none") // the fiber switch has no endbr64
+	}
+	if isClang(cxx) {
+		f = append(f, "-Xclang", "-ffloat16-excess-precision=none", "-Wno-unknown-attributes")
+	} else {
+		f = append(f, "-Wno-attributes")
+	}
+	return f
+}
+
+var (
+	buildMu    sync.Mutex
+	buildLocks = map[string]*sync.Mutex{}
+)
+
+func lockKey(key string) func() {
+	buildMu.Lock()
+	m, ok := buildLocks[key]
+	if !ok {
+		m = new(sync.Mutex)
+		buildLocks[key] = m
+	}
+	buildMu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// Compile builds the harness for kernel (the name of the kernel function in src) taking
+// nbufs buffers and nparams 32-bit parameters, or returns the cached build of the same inputs.
+// Compiler errors come back with the compiler's output and the paths of the generated files.
+func Compile(src string, lang Lang, kernel string, nbufs, nparams int, opts Options) (*Program, error) {
+	if lang != CUDA && lang != HIP && lang != MSL {
+		return nil, fmt.Errorf("host execution (H): unknown dialect %v", lang)
+	}
+	cxx, err := compiler(opts)
+	if err != nil {
+		return nil, err
+	}
+	text := src
+	if lang == MSL {
+		text = rewriteThreadgroup(src)
+	}
+	harness, err := generateHarness(text, lang, kernel, nbufs, nparams)
+	if err != nil {
+		return nil, err
+	}
+	args := append(flags(cxx), opts.Flags...)
+
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%q\x00", formatVersion, cxx, lang, args)
+	h.Write(headersHash())
+	fmt.Fprintf(h, "%d\x00", len(text))
+	h.Write([]byte(text))
+	h.Write([]byte(harness))
+	key := hex.EncodeToString(h.Sum(nil))[:32]
+
+	root := cacheDir(opts)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		if opts.CacheDir != "" || os.Getenv("ONESOURCE_HOST_CACHE") != "" {
+			return nil, fmt.Errorf("host execution (H): cache directory: %w", err)
+		}
+		root = filepath.Join(os.TempDir(), "onesource-host") // the user cache is not writable
+	}
+	final := filepath.Join(root, key)
+	p := &Program{Lang: lang, Kernel: kernel, NumBuffers: nbufs, NumParams: nparams, Path: filepath.Join(final, "prog"), Dir: final}
+	if fi, err := os.Stat(p.Path); err == nil && fi.Mode().IsRegular() {
+		now := time.Now()
+		_ = os.Chtimes(final, now, now) // recently used: kept by prune
+		return p, nil
+	}
+	unlock := lockKey(key)
+	defer unlock()
+	if fi, err := os.Stat(p.Path); err == nil && fi.Mode().IsRegular() {
+		return p, nil
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("host execution (H): cache directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(root, key+".build-")
+	if err != nil {
+		return nil, fmt.Errorf("host execution (H): cache directory: %w", err)
+	}
+	kfile := "kernel." + lang.ext()
+	if err := writeTree(tmp, kfile, text, harness); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	cmdArgs := append(append([]string{}, args...), "-I", "include", "-o", "prog", "harness.cpp")
+	cmd := exec.Command(cxx, cmdArgs...)
+	cmd.Dir = tmp
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		failed := filepath.Join(root, key+".failed")
+		os.RemoveAll(failed)
+		dir := tmp
+		if os.Rename(tmp, failed) == nil {
+			dir = failed
+		}
+		return nil, fmt.Errorf("host execution (H) of %s %s: %s failed compiling %s (kernel text %s, headers in %s): %v\n%s",
+			lang, kernel, filepath.Base(cxx), filepath.Join(dir, "harness.cpp"), filepath.Join(dir, kfile),
+			filepath.Join(dir, "include"), err, strings.ReplaceAll(string(out), tmp, dir))
+	}
+	pruneOnce.Do(func() { prune(root, key) })
+	if err := os.Rename(tmp, final); err != nil {
+		// Another process built the same key first: use that one.
+		os.RemoveAll(tmp)
+		if fi, err2 := os.Stat(p.Path); err2 != nil || !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("host execution (H): installing the build: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// CacheMaxAge is how long a cached build that no Compile has used is kept: the first build a
+// process makes removes older entries from the cache directory.
+var CacheMaxAge = 14 * 24 * time.Hour
+
+var (
+	pruneOnce sync.Once
+	cacheName = regexp.MustCompile(`^[0-9a-f]{32}(\.|$)`)
+)
+
+// prune removes cache entries (builds, failed builds, abandoned build directories) not used for
+// CacheMaxAge, except those of key.
+func prune(root, key string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	old := time.Now().Add(-CacheMaxAge)
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), key) || !cacheName.MatchString(e.Name()) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(old) {
+			os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
+}
+
+func writeTree(dir, kfile, text, harness string) error {
+	err := fs.WalkDir(includeFS, "include", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(p))
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := includeFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, kfile), []byte(text), 0o644)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "harness.cpp"), []byte(harness), 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("host execution (H): writing the build files: %w", err)
+	}
+	return nil
+}
+
+// Run executes the program once over groups workgroups of workgroup lanes each. bufs holds
+// every buffer's initial bytes in binding order (its length is the buffer's size); params the
+// 32-bit parameters in order (float parameters as math.Float32bits). bufs is not modified.
+func (p *Program) Run(bufs [][]byte, params []uint32, groups, workgroup [3]uint32, opts Options) (*Result, error) {
+	if len(bufs) != p.NumBuffers || len(params) != p.NumParams {
+		return nil, fmt.Errorf("host execution (H) of %s: built for %d buffers and %d parameters, given %d and %d",
+			p.Kernel, p.NumBuffers, p.NumParams, len(bufs), len(params))
+	}
+	for i, d := range workgroup {
+		if d == 0 {
+			return nil, fmt.Errorf("host execution (H) of %s: workgroup dimension %d is 0", p.Kernel, i)
+		}
+	}
+	sg := opts.SubgroupSize
+	if sg == 0 {
+		sg = 32
+	}
+	if sg < 1 || sg > 1024 || sg&(sg-1) != 0 {
+		return nil, fmt.Errorf("host execution (H): subgroup size %d is not a power of two from 1 to 1024", sg)
+	}
+	repeat := opts.Repeat
+	if repeat <= 0 {
+		repeat = 1
+	}
+	stack := opts.StackBytes
+	if stack <= 0 {
+		stack = 64 << 10
+	}
+	var in bytes.Buffer
+	le := binary.LittleEndian
+	w32 := func(v uint32) { in.Write(le.AppendUint32(nil, v)) }
+	w32(0x3148534f)
+	w32(uint32(len(bufs)))
+	w32(uint32(len(params)))
+	for _, v := range groups {
+		w32(v)
+	}
+	for _, v := range workgroup {
+		w32(v)
+	}
+	w32(uint32(sg))
+	w32(uint32(repeat))
+	w32(uint32(opts.Order))
+	w32(opts.Seed)
+	in.Write(le.AppendUint64(nil, uint64(stack)))
+	total := 0
+	for _, b := range bufs {
+		in.Write(le.AppendUint64(nil, uint64(len(b))))
+		total += len(b)
+	}
+	for _, b := range bufs {
+		in.Write(b)
+	}
+	for _, v := range params {
+		w32(v)
+	}
+
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.Path)
+	cmd.Stdin = &in
+	var stdout, stderr bytes.Buffer
+	stdout.Grow(total + 64)
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, &ExecError{Kernel: p.Kernel, Lang: p.Lang, ExitCode: -1, Program: p.Path,
+			Message: fmt.Sprintf("stopped after %v (an endless loop, or raise Options.Timeout)\n%s", timeout, stderr.String())}
+	}
+	if err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		msg := stderr.String()
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, &ExecError{Kernel: p.Kernel, Lang: p.Lang, ExitCode: code, Message: msg, Program: p.Path}
+	}
+	out := stdout.Bytes()
+	if len(out) != 4+8+8+total || le.Uint32(out) != 0x3148534f {
+		return nil, &ExecError{Kernel: p.Kernel, Lang: p.Lang, ExitCode: 0, Program: p.Path,
+			Message: fmt.Sprintf("protocol error: %d bytes of output, want %d (the kernel wrote to stdout?)", len(out), 4+8+8+total)}
+	}
+	res := &Result{
+		Elapsed:    time.Duration(le.Uint64(out[4:])),
+		Workgroups: int(le.Uint64(out[12:])),
+		Buffers:    make([][]byte, len(bufs)),
+	}
+	off := 20
+	for i, b := range bufs {
+		res.Buffers[i] = append([]byte(nil), out[off:off+len(b)]...)
+		off += len(b)
+	}
+	return res, nil
+}
+
+// Run compiles src (or reuses its cached build) and runs kernel once: groups workgroups of
+// workgroup lanes, buffers bufs in binding order, 32-bit parameters params. It returns every
+// buffer's bytes afterwards. See Compile and Program.Run.
+func Run(src string, lang Lang, kernel string, bufs [][]byte, params []uint32, groups, workgroup [3]uint32, opts Options) ([][]byte, error) {
+	p, err := Compile(src, lang, kernel, len(bufs), len(params), opts)
+	if err != nil {
+		return nil, err
+	}
+	r, err := p.Run(bufs, params, groups, workgroup, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Buffers, nil
+}
