@@ -1,0 +1,193 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onesource-go/onesource/backends/cfamily"
+	"github.com/onesource-go/onesource/backends/cfamily/host"
+	"github.com/onesource-go/onesource/backends/cuda"
+	"github.com/onesource-go/onesource/backends/hip"
+	"github.com/onesource-go/onesource/backends/metal"
+	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/lower"
+)
+
+func init() {
+	hipDialect, _ := hip.DialectFor(hipArch)
+	extraTargets = append(extraTargets,
+		&CFamily{name: "cuda", lang: host.CUDA, dialect: cuda.Dialect, caps: cuda.Caps,
+			validate: func(src string) (*cfamily.Result, error) { return cuda.CompileClang(src, "sm_80") },
+			device:   cudaDevice},
+		&CFamily{name: "hip", lang: host.HIP, dialect: hipDialect, caps: hipDialect.Caps,
+			validate: func(src string) (*cfamily.Result, error) { return hip.CompileHIPCC(src, hipArch) },
+			device:   hipDevice},
+		&CFamily{name: "metal", lang: host.MSL, dialect: metal.Dialect, caps: metal.Caps,
+			validate: metal.HostCheck,
+			vnote:    "V is " + metal.HostLabel},
+	)
+}
+
+// hipArch is the AMD target the HIP column is emitted and validated for (CDNA2, with sdot4).
+const hipArch = "gfx90a"
+
+// CFamily runs cells through one C-family backend: E emitted text, V the vendor compiler accepts
+// it (clang-16 to PTX for CUDA, hipcc to an AMDGPU code object for HIP, the labelled host
+// syntax-and-type check for MSL), H the emitted text executed by host emulation on the CPU, and
+// X on a real device where the backend's runtime finds one (CUDA, HIP).
+type CFamily struct {
+	name     string
+	lang     host.Lang
+	dialect  *cfamily.Dialect
+	caps     lower.Caps
+	validate func(src string) (*cfamily.Result, error)
+	vnote    string
+	device   func(src string, k *ir.Kernel, cases []kernels.Case, lens func(kernels.Case) []uint32) ([][][]byte, error)
+	opts     host.Options
+}
+
+// Name implements Target.
+func (c *CFamily) Name() string { return c.name }
+
+// Open implements Target: host execution needs a C++ compiler.
+func (c *CFamily) Open() error {
+	if c.dialect == nil {
+		return fmt.Errorf("unavailable: %s: no dialect", c.name)
+	}
+	c.opts = host.Options{SubgroupSize: 32, Timeout: 2 * time.Minute}
+	return host.Available(c.opts)
+}
+
+// Close implements Target.
+func (c *CFamily) Close() {}
+
+// Run implements Target.
+func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcome {
+	var o Outcome
+	low, err := lower.Run(k, c.caps)
+	if err != nil {
+		o.Err = fmt.Errorf("lower: %w", err)
+		return o
+	}
+	src, err := cfamily.Print(low, c.dialect)
+	if err != nil {
+		o.Err = fmt.Errorf("emit: %w", err)
+		return o
+	}
+	o.Levels = "E"
+	if c.validate != nil {
+		_, err := c.validate(src)
+		switch {
+		case errors.Is(err, cfamily.ErrNoTool):
+			o.Notes = append(o.Notes, "V not checked: "+err.Error())
+		case err != nil:
+			o.Err = fmt.Errorf("validate: %w", err)
+			return o
+		default:
+			o.Levels += "V"
+			if c.vnote != "" {
+				o.Notes = append(o.Notes, c.vnote)
+			}
+		}
+	}
+	lens := lengthParams(low)
+	if c.device != nil {
+		outs, err := c.device(src, low, cases, lens)
+		switch {
+		case err == nil:
+			o.Levels += "X"
+			o.Outputs = outs
+		case strings.HasPrefix(err.Error(), "unavailable"):
+			// no device here: host execution below
+		default:
+			o.Err = fmt.Errorf("device: %w", err)
+			return o
+		}
+	}
+	prog, err := host.Compile(src, c.lang, k.Name, len(k.Buffers), len(k.Params)+len(lens(kernels.Case{})), c.opts)
+	if err != nil {
+		o.Err = fmt.Errorf("host execution: %w", err)
+		return o
+	}
+	start := time.Now()
+	var hostOuts [][][]byte
+	for _, cs := range cases {
+		res, err := prog.Run(cs.Buffers, append(append([]uint32(nil), cs.Params...), lens(cs)...), cs.Groups, k.WorkgroupSize, c.opts)
+		if err != nil {
+			o.Err = fmt.Errorf("host execution: case %s: %w", cs.Name, err)
+			return o
+		}
+		outs := make([][]byte, len(cs.Outputs))
+		for i, idx := range cs.Outputs {
+			if idx < 0 || idx >= len(res.Buffers) {
+				o.Err = fmt.Errorf("case %s: output binding %d out of range", cs.Name, idx)
+				return o
+			}
+			outs[i] = res.Buffers[idx]
+		}
+		hostOuts = append(hostOuts, outs)
+	}
+	o.Timing = time.Since(start)
+	o.Levels += "H"
+	if o.Outputs != nil {
+		// Both ran: a difference between the device and the emulation is a failure too.
+		for i := range hostOuts {
+			for j := range hostOuts[i] {
+				elem := "f32"
+				if j < len(cases[i].Elem) {
+					elem = cases[i].Elem[j]
+				}
+				if d := Compare(hostOuts[i][j], o.Outputs[i][j], elem); !d.Exact {
+					o.Err = fmt.Errorf("case %s: host emulation and device differ: %s", cases[i].Name, d.First)
+					return o
+				}
+			}
+		}
+	} else {
+		o.Outputs = hostOuts
+	}
+	o.Notes = append(o.Notes, "H is host emulation of the emitted "+c.lang.String()+" text on the CPU, not a GPU run")
+	return o
+}
+
+// lengthParams returns the function giving the trailing parameters the printer adds for
+// buffers whose length the kernel reads (OpLen): each such buffer's element count, in binding
+// order.
+func lengthParams(k *ir.Kernel) func(kernels.Case) []uint32 {
+	used := make([]bool, len(k.Buffers))
+	ir.Walk(k.Body, func(in *ir.Inst) bool {
+		if in.Op == ir.OpLen && in.Ref >= 0 && in.Ref < len(used) {
+			used[in.Ref] = true
+		}
+		return true
+	})
+	return func(c kernels.Case) []uint32 {
+		var out []uint32
+		for i, u := range used {
+			if !u {
+				continue
+			}
+			n := uint32(0)
+			if i < len(c.Buffers) {
+				n = uint32(len(c.Buffers[i]) / elemBytes(k.Buffers[i].Elem))
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+}
+
+// elemBytes is a buffer element's stride (vec3 is padded to 16 bytes, as on Vulkan).
+func elemBytes(t ir.Type) int {
+	n := t.Scalar.Bits() / 8 * int(t.Lanes)
+	if t.Lanes == 3 {
+		n = t.Scalar.Bits() / 8 * 4
+	}
+	if n == 0 {
+		n = 4
+	}
+	return n
+}
