@@ -12,4 +12,5 @@ go build -o "$out/onesource" ./cmd/onesource
 if command -v spirv-val >/dev/null; then
   for f in "$out"/kernels/*.spv; do spirv-val --target-env vulkan1.3 "$f" && echo "spirv-val ok: $f"; done
 fi
+ONESOURCE_FULL=1 go test -count=1 -run TestKernelsAllTargets ./conformance
 "$out/onesource" conform -json "$out/conform.json"
