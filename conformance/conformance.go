@@ -33,10 +33,10 @@ type Target interface {
 
 // Outcome is what a target did with one cell.
 type Outcome struct {
-	Levels  string       // e.g. "EVX"
-	Outputs [][][]byte   // per case, the bytes of each of its Outputs bindings
-	Err     error        // the first failure; Levels says how far it got
-	Notes   []string     // extra facts for the report ("host check, not Apple's compiler")
+	Levels  string     // e.g. "EVX"
+	Outputs [][][]byte // per case, the bytes of each of its Outputs bindings
+	Err     error      // the first failure; Levels says how far it got
+	Notes   []string   // extra facts for the report ("host check, not Apple's compiler")
 	Timing  time.Duration
 }
 
@@ -214,7 +214,9 @@ func isNaN16(b []byte) bool {
 	return h&0x7c00 == 0x7c00 && h&0x3ff != 0
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 
 // ulpDiff is the distance between two f32 bit patterns on the ordered integer line (+0 and -0
 // adjacent at distance 1, a NaN infinitely far).
