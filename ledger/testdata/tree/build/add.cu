@@ -1,0 +1,1 @@
+__global__ void add(float *a) { a[0] += 1; }

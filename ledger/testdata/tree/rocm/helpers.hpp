@@ -1,0 +1,4 @@
+#pragma once
+__device__ inline float twice(float x) {
+    return 2.0f * x;
+}

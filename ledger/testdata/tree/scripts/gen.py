@@ -1,0 +1,2 @@
+# writes generated/*
+print("hi")

@@ -1,0 +1,3 @@
+__global__ void add(float *a) {
+    a[0] += 1;
+}

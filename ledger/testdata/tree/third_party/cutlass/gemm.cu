@@ -1,0 +1,3 @@
+__global__ void gemm(float *c) {
+    c[0] = 0;
+}

@@ -1,0 +1,2 @@
+// Included by nothing.
+float unused(float x) { return x; }
