@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/onesource-go/onesource/registry"
+)
+
+func init() {
+	register("cells", "the registry as a table (-html OUT: offline report with a GB/s chart)", runCells)
+}
+
+// cellsDefaultRegistry is the registry file `onesource cells` and `onesource gate` use by default.
+const cellsDefaultRegistry = "registry.json"
+
+// cellRow is one (cell, machine) line of the table and the chart.
+type cellRow struct {
+	Key                            string
+	State                          string
+	Ratio, Twin, Incumbent, Device string
+	TwinGBps, IncGBps, RoofGBps    float64
+	HasEvidence                    bool
+}
+
+func cellRows(r *registry.Registry) []cellRow {
+	var rows []cellRow
+	for _, c := range r.Cells() {
+		if len(c.Evidence) == 0 {
+			rows = append(rows, cellRow{Key: c.Key.String(), State: string(c.State), Ratio: "-", Twin: "-", Incumbent: "-", Device: "-"})
+			continue
+		}
+		for _, e := range c.Evidence {
+			row := cellRow{Key: c.Key.String(), State: string(c.State), Device: e.Device, HasEvidence: true,
+				TwinGBps: e.TwinGBps, IncGBps: e.IncumbentGBps, RoofGBps: e.RooflineGBps,
+				Ratio: "-", Twin: fmt.Sprintf("%.1f", e.TwinGBps), Incumbent: "-"}
+			if !e.BitExact {
+				row.Ratio = fmt.Sprintf("not bit-exact (%g ULP)", e.MaxULP)
+			} else if e.Ratio.Pairs > 0 {
+				row.Ratio = fmt.Sprintf("%.3f [%.3f-%.3f] n=%d", e.Ratio.Median, e.Ratio.Min, e.Ratio.Max, e.Ratio.Pairs)
+			}
+			if e.HasIncumbent() {
+				row.Incumbent = fmt.Sprintf("%.1f", e.IncumbentGBps)
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+func runCells(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cells", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("registry", cellsDefaultRegistry, "registry file")
+	htmlOut := fs.String("html", "", "also write an offline HTML report to this file")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: onesource cells [-registry FILE] [-html OUT]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	r, err := registry.Load(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, "onesource cells:", err)
+		return 1
+	}
+	rows := cellRows(r)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CELL\tSTATE\tRATIO (median [min-max] pairs)\tGB/s TWIN\tGB/s HAND\tDEVICE")
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Key, row.State, row.Ratio, row.Twin, row.Incumbent, row.Device)
+	}
+	tw.Flush()
+	counts := map[registry.State]int{}
+	for _, c := range r.Cells() {
+		counts[c.State]++
+	}
+	var parts []string
+	for _, s := range []registry.State{registry.DSL, registry.Fallback, registry.Declined, registry.Hand, registry.Failing, registry.Missing} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	fmt.Fprintf(stdout, "%d cells: %s (threshold %.2f)\n", len(r.Cells()), strings.Join(parts, ", "), r.Threshold())
+	if *htmlOut != "" {
+		var buf bytes.Buffer
+		if err := writeCellsHTML(&buf, *path, r, rows); err != nil {
+			fmt.Fprintln(stderr, "onesource cells:", err)
+			return 1
+		}
+		if err := os.WriteFile(*htmlOut, buf.Bytes(), 0o644); err != nil {
+			fmt.Fprintln(stderr, "onesource cells:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, "wrote", *htmlOut)
+	}
+	return 0
+}
+
+// cellsBar is one rectangle of the SVG chart.
+type cellsBar struct {
+	Y, W    float64
+	Class   string
+	Label   string
+	Caption string
+}
+
+// cellsChartRow is one (cell, machine) group of bars.
+type cellsChartRow struct {
+	Y     float64
+	Label string
+	Bars  []cellsBar
+}
+
+const (
+	chartLabelW = 300.0
+	chartBarW   = 560.0
+	chartBarH   = 12.0
+)
+
+var cellsTmpl = template.Must(template.New("cells").Parse(`<!DOCTYPE html>
+<html xmlns="http://www.w3.org/1999/xhtml" lang="en">
+<head>
+<meta charset="utf-8"/>
+<title>onesource cells: {{.Path}}</title>
+<style>
+body { font-family: sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
+th { background: #eee; }
+td.num { text-align: right; font-family: monospace; }
+.s-dsl { background: #c8f0c8; } .s-fallback { background: #d8ecff; } .s-declined { background: #fff0c0; }
+.s-failing { background: #f8c8c8; } .s-hand { background: #f4f4f4; } .s-missing { background: #fff; color: #999; }
+svg text { font-size: 11px; font-family: sans-serif; }
+.twin { fill: #2a7ab8; } .incumbent { fill: #d08a2a; } .roofline { fill: #bbbbbb; }
+</style>
+</head>
+<body>
+<h1>onesource cells</h1>
+<p>Registry <code>{{.Path}}</code>: {{.NCells}} cells, threshold {{.Threshold}} (median twin/incumbent ratio needed to flip).</p>
+<table>
+<thead><tr><th>cell</th><th>state</th><th>ratio (median [min-max] pairs)</th><th>GB/s twin</th><th>GB/s incumbent</th><th>device</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr class="s-{{.State}}"><td>{{.Key}}</td><td>{{.State}}</td><td>{{.Ratio}}</td><td class="num">{{.Twin}}</td><td class="num">{{.Incumbent}}</td><td>{{.Device}}</td></tr>
+{{end}}</tbody>
+</table>
+<h2>GB/s per cell</h2>
+{{if .Chart}}<p><svg xmlns="http://www.w3.org/2000/svg" width="{{.ChartW}}" height="{{.ChartH}}" viewBox="0 0 {{.ChartW}} {{.ChartH}}" role="img" aria-label="GB/s per cell">
+<rect class="twin" x="{{.LabelW}}" y="2" width="12" height="10"/><text x="{{.Legend1}}" y="11">twin</text>
+<rect class="incumbent" x="{{.Legend2}}" y="2" width="12" height="10"/><text x="{{.Legend2t}}" y="11">incumbent</text>
+<rect class="roofline" x="{{.Legend3}}" y="2" width="12" height="10"/><text x="{{.Legend3t}}" y="11">roofline (copy bandwidth)</text>
+{{range .Chart}}<g><text x="4" y="{{.Y}}">{{.Label}}</text>
+{{range .Bars}}<rect class="{{.Class}}" x="{{$.LabelW}}" y="{{.Y}}" width="{{.W}}" height="{{$.BarH}}"><title>{{.Caption}}</title></rect><text x="{{.Label}}" y="{{.Y}}" dy="10">{{.Caption}}</text>
+{{end}}</g>
+{{end}}</svg></p>{{else}}<p>No cell has benchmark evidence yet.</p>{{end}}
+</body>
+</html>
+`))
+
+func writeCellsHTML(w io.Writer, path string, r *registry.Registry, rows []cellRow) error {
+	maxV := 0.0
+	for _, row := range rows {
+		maxV = max(maxV, row.TwinGBps, row.IncGBps, row.RoofGBps)
+	}
+	var chart []cellsChartRow
+	y := 24.0
+	for _, row := range rows {
+		if !row.HasEvidence {
+			continue
+		}
+		cr := cellsChartRow{Y: y + chartBarH, Label: row.Key + " @ " + row.Device}
+		add := func(class string, v float64) {
+			if v <= 0 || maxV <= 0 {
+				return
+			}
+			wd := v / maxV * chartBarW
+			cr.Bars = append(cr.Bars, cellsBar{Y: y, W: wd, Class: class,
+				Label:   fmt.Sprintf("%.1f", chartLabelW+wd+4),
+				Caption: fmt.Sprintf("%s %.1f GB/s", class, v)})
+			y += chartBarH + 2
+		}
+		add("twin", row.TwinGBps)
+		add("incumbent", row.IncGBps)
+		add("roofline", row.RoofGBps)
+		y += 10
+		chart = append(chart, cr)
+	}
+	data := map[string]any{
+		"Path": path, "NCells": len(r.Cells()), "Threshold": r.Threshold(), "Rows": rows, "Chart": chart,
+		"ChartW": chartLabelW + chartBarW + 140, "ChartH": y + 10, "LabelW": chartLabelW, "BarH": chartBarH,
+		"Legend1": chartLabelW + 16, "Legend2": chartLabelW + 60, "Legend2t": chartLabelW + 76,
+		"Legend3": chartLabelW + 150, "Legend3t": chartLabelW + 166,
+	}
+	return cellsTmpl.Execute(w, data)
+}
