@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/cfamily"
-	"github.com/onesource-go/onesource/backends/cfamily/cfamilytest"
 	"github.com/onesource-go/onesource/backends/cuda"
 	"github.com/onesource-go/onesource/backends/hip"
 	"github.com/onesource-go/onesource/backends/metal"
+	"github.com/onesource-go/onesource/internal/irtest"
 	"github.com/onesource-go/onesource/ir"
 	"github.com/onesource-go/onesource/lower"
 )
@@ -32,7 +32,7 @@ func lowerPrint(k *ir.Kernel, d *cfamily.Dialect) (string, error) {
 }
 
 func TestPrintErrors(t *testing.T) {
-	b := cfamilytest.New("reduce_left", 64)
+	b := irtest.New("reduce_left", 64)
 	out := b.Buffer("out", ir.TF32, ir.WriteOnly)
 	g := b.GID()
 	r := b.Add(&ir.Inst{Op: ir.OpReduce, Type: ir.TF32, Aux: uint64(ir.ReduceSum), Args: []*ir.Inst{b.Conv(ir.TF32, g)}})
@@ -41,7 +41,7 @@ func TestPrintErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = cfamilytest.New("dot", 64)
+	b = irtest.New("dot", 64)
 	out = b.Buffer("out", ir.TI32, ir.WriteOnly)
 	g = b.GID()
 	dot := b.Op(ir.OpDotI8x4, ir.TI32, g, g)
@@ -50,7 +50,7 @@ func TestPrintErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = cfamilytest.New("wide", 64)
+	b = irtest.New("wide", 64)
 	out = b.Buffer("out", ir.TF32, ir.WriteOnly)
 	g = b.GID()
 	wide := b.Conv(ir.TF64, b.Conv(ir.TF32, g))
@@ -105,8 +105,8 @@ func TestPrintErrors(t *testing.T) {
 // TestNames checks that every printed name is a valid identifier distinct from the language's
 // words and from every other name, and that DSL names survive where they can.
 func TestNames(t *testing.T) {
-	var c cfamilytest.Case
-	for _, x := range cfamilytest.Cases {
+	var c irtest.Case
+	for _, x := range irtest.Cases {
 		if x.Name == "names_and_consts" {
 			c = x
 		}
@@ -153,7 +153,7 @@ func TestRandomKernels(t *testing.T) {
 	}
 	compiled := 0
 	for seed := int64(0); seed < int64(n); seed++ {
-		k, err := cfamilytest.Random(seed)
+		k, err := irtest.Random(seed)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -190,7 +190,7 @@ func TestRandomKernels(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	for seed := int64(1000); seed < 1010; seed++ {
-		k, err := cfamilytest.Random(seed)
+		k, err := irtest.Random(seed)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/cfamily"
-	"github.com/onesource-go/onesource/backends/cfamily/cfamilytest"
 	"github.com/onesource-go/onesource/backends/cuda"
+	"github.com/onesource-go/onesource/internal/irtest"
 	"github.com/onesource-go/onesource/ir"
 )
 
@@ -80,7 +80,7 @@ func checkPTX(t *testing.T, name, arch, ptx string) {
 }
 
 func TestEmitExamples(t *testing.T) {
-	ks, err := cfamilytest.Examples()
+	ks, err := irtest.Examples()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func golden(t *testing.T, path, got string) {
 }
 
 func TestEmitCases(t *testing.T) {
-	for _, c := range cfamilytest.Cases {
+	for _, c := range irtest.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			k, err := c.Kernel()
 			if err != nil {
@@ -153,7 +153,7 @@ func TestEmitCases(t *testing.T) {
 }
 
 func TestEmitReductions(t *testing.T) {
-	ks, err := cfamilytest.Reductions()
+	ks, err := irtest.Reductions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestEmitReductions(t *testing.T) {
 }
 
 func TestEmitErrors(t *testing.T) {
-	b := cfamilytest.New("reduce_left", 64)
+	b := irtest.New("reduce_left", 64)
 	out := b.Buffer("out", ir.TF32, ir.WriteOnly)
 	g := b.GID()
 	r := b.Add(&ir.Inst{Op: ir.OpReduce, Type: ir.TF32, Aux: uint64(ir.ReduceSum), Args: []*ir.Inst{b.Conv(ir.TF32, g)}})
@@ -194,7 +194,7 @@ func TestEmitErrors(t *testing.T) {
 
 // TestHeader checks the conventions other code relies on.
 func TestHeader(t *testing.T) {
-	ks, err := cfamilytest.Examples()
+	ks, err := irtest.Examples()
 	if err != nil {
 		t.Fatal(err)
 	}

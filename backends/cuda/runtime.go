@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"runtime"
 	"strings"
 	"sync"
@@ -56,14 +57,14 @@ const (
 // attribute reads one device attribute.
 func (l *cuDriver) attribute(dev int32, attr int) (int, error) {
 	var v int32
-	err := l.check("cuDeviceGetAttribute", rtCall(l.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(dev)))
+	err := l.check("cuDeviceGetAttribute", dynlib.Call(l.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(dev)))
 	return int(v), err
 }
 
 // deviceCount returns cuDeviceGetCount.
 func (l *cuDriver) deviceCount() (int, error) {
 	var n int32
-	if err := l.check("cuDeviceGetCount", rtCall(l.cuDeviceGetCount, uintptr(unsafe.Pointer(&n)))); err != nil {
+	if err := l.check("cuDeviceGetCount", dynlib.Call(l.cuDeviceGetCount, uintptr(unsafe.Pointer(&n)))); err != nil {
 		return 0, err
 	}
 	return int(n), nil
@@ -73,16 +74,16 @@ func (l *cuDriver) deviceCount() (int, error) {
 func (l *cuDriver) device(index int) (int32, DeviceInfo, error) {
 	info := DeviceInfo{Index: index}
 	var dev int32
-	if err := l.check("cuDeviceGet", rtCall(l.cuDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(index))); err != nil {
+	if err := l.check("cuDeviceGet", dynlib.Call(l.cuDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(index))); err != nil {
 		return 0, info, err
 	}
 	name := make([]byte, 256)
-	if err := l.check("cuDeviceGetName", rtCall(l.cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(dev))); err != nil {
+	if err := l.check("cuDeviceGetName", dynlib.Call(l.cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(dev))); err != nil {
 		return 0, info, err
 	}
-	info.Name = rtGoString(name)
+	info.Name = dynlib.GoString(name)
 	var mem uint64
-	if err := l.check(l.sym("cuDeviceTotalMem"), rtCall(l.cuDeviceTotalMem, uintptr(unsafe.Pointer(&mem)), uintptr(dev))); err != nil {
+	if err := l.check(l.sym("cuDeviceTotalMem"), dynlib.Call(l.cuDeviceTotalMem, uintptr(unsafe.Pointer(&mem)), uintptr(dev))); err != nil {
 		return 0, info, err
 	}
 	info.TotalMemory = mem
@@ -262,20 +263,20 @@ func Open(index int) (*Device, error) {
 
 func (d *Device) open() error {
 	l := d.lib
-	if err := l.check("cuDevicePrimaryCtxRetain", rtCall(l.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(d.dev))); err != nil {
+	if err := l.check("cuDevicePrimaryCtxRetain", dynlib.Call(l.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(d.dev))); err != nil {
 		return err
 	}
-	if err := l.check("cuCtxSetCurrent", rtCall(l.cuCtxSetCurrent, d.ctx)); err != nil {
+	if err := l.check("cuCtxSetCurrent", dynlib.Call(l.cuCtxSetCurrent, d.ctx)); err != nil {
 		return err
 	}
 	// Flags 0 (CU_STREAM_DEFAULT): the stream synchronises with the legacy default stream, so the
 	// synchronous copies of Write and Read are ordered after the launches before them.
-	if err := l.check("cuStreamCreate", rtCall(l.cuStreamCreate, uintptr(unsafe.Pointer(&d.stream)), 0)); err != nil {
+	if err := l.check("cuStreamCreate", dynlib.Call(l.cuStreamCreate, uintptr(unsafe.Pointer(&d.stream)), 0)); err != nil {
 		return err
 	}
 	for i := range d.events {
 		// Flags 0 (CU_EVENT_DEFAULT): timing enabled.
-		if err := l.check("cuEventCreate", rtCall(l.cuEventCreate, uintptr(unsafe.Pointer(&d.events[i])), 0)); err != nil {
+		if err := l.check("cuEventCreate", dynlib.Call(l.cuEventCreate, uintptr(unsafe.Pointer(&d.events[i])), 0)); err != nil {
 			return err
 		}
 	}
@@ -288,7 +289,7 @@ func (d *Device) destroy() {
 	l := d.lib
 	for b := range d.buffers {
 		if b.ptr != 0 {
-			rtCall(l.cuMemFree, uintptr(b.ptr))
+			dynlib.Call(l.cuMemFree, uintptr(b.ptr))
 			b.ptr = 0
 		}
 		b.released = true
@@ -296,7 +297,7 @@ func (d *Device) destroy() {
 	clear(d.buffers)
 	for k := range d.kernels {
 		if k.module != 0 {
-			rtCall(l.cuModuleUnload, k.module)
+			dynlib.Call(l.cuModuleUnload, k.module)
 			k.module, k.fn = 0, 0
 		}
 		k.released = true
@@ -304,16 +305,16 @@ func (d *Device) destroy() {
 	clear(d.kernels)
 	for i, e := range d.events {
 		if e != 0 {
-			rtCall(l.cuEventDestroy, e)
+			dynlib.Call(l.cuEventDestroy, e)
 			d.events[i] = 0
 		}
 	}
 	if d.stream != 0 {
-		rtCall(l.cuStreamDestroy, d.stream)
+		dynlib.Call(l.cuStreamDestroy, d.stream)
 		d.stream = 0
 	}
 	if d.ctx != 0 {
-		rtCall(l.cuDevicePrimaryCtxRelease, uintptr(d.dev))
+		dynlib.Call(l.cuDevicePrimaryCtxRelease, uintptr(d.dev))
 		d.ctx = 0
 	}
 }
@@ -341,7 +342,7 @@ func (d *Device) enter(op string) (leave func(), err error) {
 		leave()
 		return nil, fmt.Errorf("cuda: %s: device %d is unusable after an earlier error: %w", op, d.info.Index, d.broken)
 	}
-	if err := d.lib.check("cuCtxSetCurrent", rtCall(d.lib.cuCtxSetCurrent, d.ctx)); err != nil {
+	if err := d.lib.check("cuCtxSetCurrent", dynlib.Call(d.lib.cuCtxSetCurrent, d.ctx)); err != nil {
 		leave()
 		return nil, fmt.Errorf("cuda: %s: %w", op, err)
 	}
@@ -370,10 +371,10 @@ func (d *Device) Close() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var err error
-	if e := d.lib.check("cuCtxSetCurrent", rtCall(d.lib.cuCtxSetCurrent, d.ctx)); e != nil {
+	if e := d.lib.check("cuCtxSetCurrent", dynlib.Call(d.lib.cuCtxSetCurrent, d.ctx)); e != nil {
 		err = e
 	} else if d.broken == nil {
-		err = d.lib.check("cuCtxSynchronize", rtCall(d.lib.cuCtxSynchronize))
+		err = d.lib.check("cuCtxSynchronize", dynlib.Call(d.lib.cuCtxSynchronize))
 	}
 	d.destroy()
 	if err != nil {
@@ -403,11 +404,11 @@ func (d *Device) NewBuffer(size int) (*Buffer, error) {
 	defer leave()
 	l := d.lib
 	b := &Buffer{dev: d, size: size}
-	if err := l.check(l.sym("cuMemAlloc"), rtCall(l.cuMemAlloc, uintptr(unsafe.Pointer(&b.ptr)), uintptr(size))); err != nil {
+	if err := l.check(l.sym("cuMemAlloc"), dynlib.Call(l.cuMemAlloc, uintptr(unsafe.Pointer(&b.ptr)), uintptr(size))); err != nil {
 		return nil, fmt.Errorf("cuda: NewBuffer(%d): %w", size, d.fail(err))
 	}
-	if err := l.check(l.sym("cuMemsetD8"), rtCall(l.cuMemsetD8, uintptr(b.ptr), 0, uintptr(size))); err != nil {
-		rtCall(l.cuMemFree, uintptr(b.ptr))
+	if err := l.check(l.sym("cuMemsetD8"), dynlib.Call(l.cuMemsetD8, uintptr(b.ptr), 0, uintptr(size))); err != nil {
+		dynlib.Call(l.cuMemFree, uintptr(b.ptr))
 		return nil, fmt.Errorf("cuda: NewBuffer(%d): %w", size, d.fail(err))
 	}
 	d.buffers[b] = struct{}{}
@@ -443,7 +444,7 @@ func (b *Buffer) Write(offset int, data []byte) error {
 		return err
 	}
 	l := b.dev.lib
-	err = l.check(l.sym("cuMemcpyHtoD"), rtCall(l.cuMemcpyHtoD, uintptr(b.ptr)+uintptr(offset), uintptr(unsafe.Pointer(&data[0])), uintptr(len(data))))
+	err = l.check(l.sym("cuMemcpyHtoD"), dynlib.Call(l.cuMemcpyHtoD, uintptr(b.ptr)+uintptr(offset), uintptr(unsafe.Pointer(&data[0])), uintptr(len(data))))
 	if err != nil {
 		return fmt.Errorf("cuda: Buffer.Write: %w", b.dev.fail(err))
 	}
@@ -462,7 +463,7 @@ func (b *Buffer) Read(offset int, dst []byte) error {
 		return err
 	}
 	l := b.dev.lib
-	err = l.check(l.sym("cuMemcpyDtoH"), rtCall(l.cuMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(b.ptr)+uintptr(offset), uintptr(len(dst))))
+	err = l.check(l.sym("cuMemcpyDtoH"), dynlib.Call(l.cuMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(b.ptr)+uintptr(offset), uintptr(len(dst))))
 	if err != nil {
 		return fmt.Errorf("cuda: Buffer.Read: %w", b.dev.fail(err))
 	}
@@ -479,8 +480,8 @@ func (b *Buffer) Release() {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if rtCall(d.lib.cuCtxSetCurrent, d.ctx) == 0 {
-		rtCall(d.lib.cuMemFree, uintptr(b.ptr))
+	if dynlib.Call(d.lib.cuCtxSetCurrent, d.ctx) == 0 {
+		dynlib.Call(d.lib.cuMemFree, uintptr(b.ptr))
 	}
 	b.ptr = 0
 	b.released = true

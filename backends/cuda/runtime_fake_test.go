@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -13,7 +14,7 @@ import (
 // skips the test when there is no C compiler.
 func rtFakeLibrary(t *testing.T) string {
 	t.Helper()
-	if runtime.GOOS != "linux" || !rtCanLoad {
+	if runtime.GOOS != "linux" || !dynlib.CanLoad {
 		t.Skip("the fake driver is built for Linux")
 	}
 	var cc string
@@ -111,13 +112,13 @@ func TestRuntimeFakeDriver(t *testing.T) {
 // rtFakeCounter calls one of the fake driver's counters.
 func rtFakeCounter(t *testing.T, so, name string) int64 {
 	t.Helper()
-	h, err := rtOpen(so)
+	h, err := dynlib.Open(so)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := rtSymbol(h, name)
+	fn := dynlib.Symbol(h, name)
 	if fn == 0 {
 		t.Fatalf("the fake driver lacks %s", name)
 	}
-	return int64(rtCall(fn))
+	return int64(dynlib.Call(fn))
 }

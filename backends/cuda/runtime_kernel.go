@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"math"
 	"runtime"
 	"slices"
@@ -86,22 +87,22 @@ func (n *nvrtcLib) compile(src, name string, sm int, options []string) (Image, e
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	var prog uintptr
-	srcC, nameC := rtCBytes(src), rtCBytes(name)
-	if err := n.check("nvrtcCreateProgram", rtCall(n.nvrtcCreateProgram, uintptr(unsafe.Pointer(&prog)),
+	srcC, nameC := dynlib.CBytes(src), dynlib.CBytes(name)
+	if err := n.check("nvrtcCreateProgram", dynlib.Call(n.nvrtcCreateProgram, uintptr(unsafe.Pointer(&prog)),
 		uintptr(unsafe.Pointer(srcC)), uintptr(unsafe.Pointer(nameC)), 0, 0, 0)); err != nil {
 		return img, fmt.Errorf("cuda: nvrtc: %w", err)
 	}
-	defer rtCall(n.nvrtcDestroyProgram, uintptr(unsafe.Pointer(&prog)))
+	defer dynlib.Call(n.nvrtcDestroyProgram, uintptr(unsafe.Pointer(&prog)))
 	optC := make([]*byte, len(opts))
 	for i, o := range opts {
-		optC[i] = rtCBytes(o)
+		optC[i] = dynlib.CBytes(o)
 		pin.Pin(optC[i])
 	}
 	var optp uintptr
 	if len(optC) > 0 {
 		optp = uintptr(unsafe.Pointer(&optC[0]))
 	}
-	cerr := n.check("nvrtcCompileProgram", rtCall(n.nvrtcCompileProgram, prog, uintptr(len(optC)), optp))
+	cerr := n.check("nvrtcCompileProgram", dynlib.Call(n.nvrtcCompileProgram, prog, uintptr(len(optC)), optp))
 	runtime.KeepAlive(optC)
 	img.Log = n.log(prog)
 	if cerr != nil {
@@ -112,14 +113,14 @@ func (n *nvrtcLib) compile(src, name string, sm int, options []string) (Image, e
 		sizeFn, getFn, sizeCall, getCall = n.nvrtcGetCUBINSize, n.nvrtcGetCUBIN, "nvrtcGetCUBINSize", "nvrtcGetCUBIN"
 	}
 	var size uintptr
-	if err := n.check(sizeCall, rtCall(sizeFn, prog, uintptr(unsafe.Pointer(&size)))); err != nil {
+	if err := n.check(sizeCall, dynlib.Call(sizeFn, prog, uintptr(unsafe.Pointer(&size)))); err != nil {
 		return img, fmt.Errorf("cuda: nvrtc: %w", err)
 	}
 	if size == 0 || size > 1<<30 {
 		return img, fmt.Errorf("cuda: nvrtc: %s reports %d bytes", sizeCall, size)
 	}
 	img.Code = make([]byte, size)
-	if err := n.check(getCall, rtCall(getFn, prog, uintptr(unsafe.Pointer(&img.Code[0])))); err != nil {
+	if err := n.check(getCall, dynlib.Call(getFn, prog, uintptr(unsafe.Pointer(&img.Code[0])))); err != nil {
 		return img, fmt.Errorf("cuda: nvrtc: %w", err)
 	}
 	return img, nil
@@ -128,14 +129,14 @@ func (n *nvrtcLib) compile(src, name string, sm int, options []string) (Image, e
 // log returns the program's log, trimmed of its NUL.
 func (n *nvrtcLib) log(prog uintptr) string {
 	var size uintptr
-	if rtCall(n.nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&size))) != 0 || size <= 1 || size > 1<<26 {
+	if dynlib.Call(n.nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&size))) != 0 || size <= 1 || size > 1<<26 {
 		return ""
 	}
 	b := make([]byte, size)
-	if rtCall(n.nvrtcGetProgramLog, prog, uintptr(unsafe.Pointer(&b[0]))) != 0 {
+	if dynlib.Call(n.nvrtcGetProgramLog, prog, uintptr(unsafe.Pointer(&b[0]))) != 0 {
 		return ""
 	}
-	return rtGoString(b)
+	return dynlib.GoString(b)
 }
 
 // Kernel is a loaded module's kernel function, ready for Launch and Bench. It belongs to the
@@ -211,20 +212,20 @@ func (d *Device) Load(image []byte, entry string) (*Kernel, error) {
 	img := make([]byte, len(image)+1)
 	copy(img, image)
 	k := &Kernel{dev: d, name: entry}
-	if err := l.check("cuModuleLoadData", rtCall(l.cuModuleLoadData, uintptr(unsafe.Pointer(&k.module)), uintptr(unsafe.Pointer(&img[0])))); err != nil {
+	if err := l.check("cuModuleLoadData", dynlib.Call(l.cuModuleLoadData, uintptr(unsafe.Pointer(&k.module)), uintptr(unsafe.Pointer(&img[0])))); err != nil {
 		return nil, fmt.Errorf("cuda: Load %q: %w", entry, d.fail(err))
 	}
-	if err := l.check("cuModuleGetFunction", rtCall(l.cuModuleGetFunction, uintptr(unsafe.Pointer(&k.fn)), k.module, uintptr(unsafe.Pointer(rtCBytes(entry))))); err != nil {
-		rtCall(l.cuModuleUnload, k.module)
+	if err := l.check("cuModuleGetFunction", dynlib.Call(l.cuModuleGetFunction, uintptr(unsafe.Pointer(&k.fn)), k.module, uintptr(unsafe.Pointer(dynlib.CBytes(entry))))); err != nil {
+		dynlib.Call(l.cuModuleUnload, k.module)
 		return nil, fmt.Errorf("cuda: Load: no kernel %q in the module: %w", entry, err)
 	}
 	attr := func(a int) (int, error) {
 		var v int32
-		err := l.check("cuFuncGetAttribute", rtCall(l.cuFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), k.fn))
+		err := l.check("cuFuncGetAttribute", dynlib.Call(l.cuFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), k.fn))
 		return int(v), err
 	}
 	if k.maxThreads, err = attr(cuFuncAttrMaxThreadsPerBlock); err != nil {
-		rtCall(l.cuModuleUnload, k.module)
+		dynlib.Call(l.cuModuleUnload, k.module)
 		return nil, fmt.Errorf("cuda: Load %q: %w", entry, err)
 	}
 	k.regs, _ = attr(cuFuncAttrNumRegs)
@@ -243,7 +244,7 @@ func (l *cuDriver) paramSizes(fn uintptr) []int {
 	sizes := []int{}
 	for i := 0; i < 4096; i++ {
 		var off, size uint64
-		r := rtCall(l.cuFuncGetParamInfo, fn, uintptr(i), uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&size)))
+		r := dynlib.Call(l.cuFuncGetParamInfo, fn, uintptr(i), uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&size)))
 		if r == 1 { // CUDA_ERROR_INVALID_VALUE: past the last parameter
 			return sizes
 		}
@@ -266,8 +267,8 @@ func (k *Kernel) Release() {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if rtCall(d.lib.cuCtxSetCurrent, d.ctx) == 0 {
-		rtCall(d.lib.cuModuleUnload, k.module)
+	if dynlib.Call(d.lib.cuCtxSetCurrent, d.ctx) == 0 {
+		dynlib.Call(d.lib.cuModuleUnload, k.module)
 	}
 	k.module, k.fn, k.released = 0, 0, true
 	delete(d.kernels, k)
@@ -369,7 +370,7 @@ func (d *Device) prepare(op string, k *Kernel, bufs []*Buffer, params []uint32, 
 // launch enqueues one launch on the device's stream.
 func (d *Device) launch(k *Kernel, a *rtLaunchArgs, grid, block [3]uint32) error {
 	l := d.lib
-	r := rtCall(l.cuLaunchKernel, k.fn,
+	r := dynlib.Call(l.cuLaunchKernel, k.fn,
 		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
 		0, d.stream, a.pointer(), 0)
@@ -393,7 +394,7 @@ func (d *Device) Launch(k *Kernel, bufs []*Buffer, params []uint32, grid, block 
 	if err := d.launch(k, a, grid, block); err != nil {
 		return fmt.Errorf("cuda: Launch %q: %w", k.name, d.fail(err))
 	}
-	if err := d.lib.check("cuStreamSynchronize", rtCall(d.lib.cuStreamSynchronize, d.stream)); err != nil {
+	if err := d.lib.check("cuStreamSynchronize", dynlib.Call(d.lib.cuStreamSynchronize, d.stream)); err != nil {
 		return fmt.Errorf("cuda: Launch %q: %w", k.name, d.fail(err))
 	}
 	return nil
@@ -433,11 +434,11 @@ func (d *Device) Bench(k *Kernel, bufs []*Buffer, params []uint32, grid, block [
 			return fail(err)
 		}
 	}
-	if err := l.check("cuStreamSynchronize", rtCall(l.cuStreamSynchronize, d.stream)); err != nil {
+	if err := l.check("cuStreamSynchronize", dynlib.Call(l.cuStreamSynchronize, d.stream)); err != nil {
 		return fail(err)
 	}
 	start := time.Now()
-	if err := l.check("cuEventRecord", rtCall(l.cuEventRecord, d.events[0], d.stream)); err != nil {
+	if err := l.check("cuEventRecord", dynlib.Call(l.cuEventRecord, d.events[0], d.stream)); err != nil {
 		return fail(err)
 	}
 	for i := 0; i < n; i++ {
@@ -445,15 +446,15 @@ func (d *Device) Bench(k *Kernel, bufs []*Buffer, params []uint32, grid, block [
 			return fail(err)
 		}
 	}
-	if err := l.check("cuEventRecord", rtCall(l.cuEventRecord, d.events[1], d.stream)); err != nil {
+	if err := l.check("cuEventRecord", dynlib.Call(l.cuEventRecord, d.events[1], d.stream)); err != nil {
 		return fail(err)
 	}
-	if err := l.check("cuEventSynchronize", rtCall(l.cuEventSynchronize, d.events[1])); err != nil {
+	if err := l.check("cuEventSynchronize", dynlib.Call(l.cuEventSynchronize, d.events[1])); err != nil {
 		return fail(err)
 	}
 	wall := time.Since(start)
 	var ms float32
-	if err := l.check(l.sym("cuEventElapsedTime"), rtCall(l.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), d.events[0], d.events[1])); err != nil {
+	if err := l.check(l.sym("cuEventElapsedTime"), dynlib.Call(l.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), d.events[0], d.events[1])); err != nil {
 		return fail(err)
 	}
 	total := time.Duration(math.Round(float64(ms) * 1e6))

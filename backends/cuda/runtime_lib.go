@@ -3,8 +3,8 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"unsafe"
@@ -38,79 +38,6 @@ type ResultError struct {
 // Error names the call and the result, e.g. "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (2)".
 func (e *ResultError) Error() string {
 	return fmt.Sprintf("%s: %s (%d)", e.Call, e.Name, e.Code)
-}
-
-// rtSym is one C function the runtime resolves: where its address goes, the name it is known by
-// and the symbols to try, the preferred (versioned) one first.
-type rtSym struct {
-	ptr      *uintptr
-	fn       string   // the function, e.g. "cuMemAlloc"
-	names    []string // symbols to try in order; nil means fn alone
-	optional bool     // a missing optional function leaves *ptr 0 and is no error
-}
-
-// rtResolve returns the address and the name of the first of names that lookup finds, or 0 and
-// "" when none is there. It is how versioned symbols (cuMemAlloc_v2) are chosen at run time.
-func rtResolve(lookup func(name string) uintptr, names ...string) (uintptr, string) {
-	for _, n := range names {
-		if p := lookup(n); p != 0 {
-			return p, n
-		}
-	}
-	return 0, ""
-}
-
-// rtResolveAll fills every entry of syms through lookup and returns which symbol each function
-// got. Missing required functions make an error that lists them (with every name tried).
-func rtResolveAll(what string, syms []rtSym, lookup func(name string) uintptr) (map[string]string, error) {
-	got := make(map[string]string, len(syms))
-	var missing []string
-	for _, s := range syms {
-		names := s.names
-		if names == nil {
-			names = []string{s.fn}
-		}
-		p, name := rtResolve(lookup, names...)
-		*s.ptr = p
-		if p != 0 {
-			got[s.fn] = name
-		} else if !s.optional {
-			missing = append(missing, strings.Join(names, "|"))
-		}
-	}
-	if len(missing) > 0 {
-		return got, fmt.Errorf("%s lacks %s", what, strings.Join(missing, ", "))
-	}
-	return got, nil
-}
-
-// rtCString returns the NUL-terminated C string at p ("" for nil).
-func rtCString(p *byte) string {
-	if p == nil {
-		return ""
-	}
-	n := 0
-	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice(p, n))
-}
-
-// rtCBytes returns s as a NUL-terminated C string in Go memory.
-func rtCBytes(s string) *byte {
-	b := make([]byte, len(s)+1)
-	copy(b, s)
-	return &b[0]
-}
-
-// rtGoString returns the NUL-terminated string at the start of b.
-func rtGoString(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }
 
 // cuDriver is a loaded CUDA driver library with its functions.
@@ -157,40 +84,40 @@ type cuDriver struct {
 // table lists the driver functions the runtime uses. Versioned names come first and are chosen
 // when the library has them; only functions whose versioned and plain symbols take the same
 // arguments are listed with both (cuCtxSynchronize_v2, say, takes a context and is not used).
-func (l *cuDriver) table() []rtSym {
+func (l *cuDriver) table() []dynlib.Sym {
 	v2 := func(name string) []string { return []string{name + "_v2", name} }
-	return []rtSym{
-		{ptr: &l.cuInit, fn: "cuInit"},
-		{ptr: &l.cuDriverGetVersion, fn: "cuDriverGetVersion"},
-		{ptr: &l.cuGetErrorName, fn: "cuGetErrorName", optional: true},
-		{ptr: &l.cuDeviceGetCount, fn: "cuDeviceGetCount"},
-		{ptr: &l.cuDeviceGet, fn: "cuDeviceGet"},
-		{ptr: &l.cuDeviceGetName, fn: "cuDeviceGetName"},
-		{ptr: &l.cuDeviceGetAttribute, fn: "cuDeviceGetAttribute"},
-		{ptr: &l.cuDeviceTotalMem, fn: "cuDeviceTotalMem", names: v2("cuDeviceTotalMem")},
-		{ptr: &l.cuDevicePrimaryCtxRetain, fn: "cuDevicePrimaryCtxRetain"},
-		{ptr: &l.cuDevicePrimaryCtxRelease, fn: "cuDevicePrimaryCtxRelease", names: v2("cuDevicePrimaryCtxRelease")},
-		{ptr: &l.cuCtxSetCurrent, fn: "cuCtxSetCurrent"},
-		{ptr: &l.cuCtxSynchronize, fn: "cuCtxSynchronize"},
-		{ptr: &l.cuModuleLoadData, fn: "cuModuleLoadData"},
-		{ptr: &l.cuModuleUnload, fn: "cuModuleUnload"},
-		{ptr: &l.cuModuleGetFunction, fn: "cuModuleGetFunction"},
-		{ptr: &l.cuFuncGetAttribute, fn: "cuFuncGetAttribute"},
-		{ptr: &l.cuFuncGetParamInfo, fn: "cuFuncGetParamInfo", optional: true}, // CUDA 12.4+
-		{ptr: &l.cuMemAlloc, fn: "cuMemAlloc", names: v2("cuMemAlloc")},
-		{ptr: &l.cuMemFree, fn: "cuMemFree", names: v2("cuMemFree")},
-		{ptr: &l.cuMemcpyHtoD, fn: "cuMemcpyHtoD", names: v2("cuMemcpyHtoD")},
-		{ptr: &l.cuMemcpyDtoH, fn: "cuMemcpyDtoH", names: v2("cuMemcpyDtoH")},
-		{ptr: &l.cuMemsetD8, fn: "cuMemsetD8", names: v2("cuMemsetD8")},
-		{ptr: &l.cuLaunchKernel, fn: "cuLaunchKernel"},
-		{ptr: &l.cuStreamCreate, fn: "cuStreamCreate"},
-		{ptr: &l.cuStreamDestroy, fn: "cuStreamDestroy", names: v2("cuStreamDestroy")},
-		{ptr: &l.cuStreamSynchronize, fn: "cuStreamSynchronize"},
-		{ptr: &l.cuEventCreate, fn: "cuEventCreate"},
-		{ptr: &l.cuEventDestroy, fn: "cuEventDestroy", names: v2("cuEventDestroy")},
-		{ptr: &l.cuEventRecord, fn: "cuEventRecord"},
-		{ptr: &l.cuEventSynchronize, fn: "cuEventSynchronize"},
-		{ptr: &l.cuEventElapsedTime, fn: "cuEventElapsedTime", names: v2("cuEventElapsedTime")},
+	return []dynlib.Sym{
+		{Ptr: &l.cuInit, Fn: "cuInit"},
+		{Ptr: &l.cuDriverGetVersion, Fn: "cuDriverGetVersion"},
+		{Ptr: &l.cuGetErrorName, Fn: "cuGetErrorName", Optional: true},
+		{Ptr: &l.cuDeviceGetCount, Fn: "cuDeviceGetCount"},
+		{Ptr: &l.cuDeviceGet, Fn: "cuDeviceGet"},
+		{Ptr: &l.cuDeviceGetName, Fn: "cuDeviceGetName"},
+		{Ptr: &l.cuDeviceGetAttribute, Fn: "cuDeviceGetAttribute"},
+		{Ptr: &l.cuDeviceTotalMem, Fn: "cuDeviceTotalMem", Names: v2("cuDeviceTotalMem")},
+		{Ptr: &l.cuDevicePrimaryCtxRetain, Fn: "cuDevicePrimaryCtxRetain"},
+		{Ptr: &l.cuDevicePrimaryCtxRelease, Fn: "cuDevicePrimaryCtxRelease", Names: v2("cuDevicePrimaryCtxRelease")},
+		{Ptr: &l.cuCtxSetCurrent, Fn: "cuCtxSetCurrent"},
+		{Ptr: &l.cuCtxSynchronize, Fn: "cuCtxSynchronize"},
+		{Ptr: &l.cuModuleLoadData, Fn: "cuModuleLoadData"},
+		{Ptr: &l.cuModuleUnload, Fn: "cuModuleUnload"},
+		{Ptr: &l.cuModuleGetFunction, Fn: "cuModuleGetFunction"},
+		{Ptr: &l.cuFuncGetAttribute, Fn: "cuFuncGetAttribute"},
+		{Ptr: &l.cuFuncGetParamInfo, Fn: "cuFuncGetParamInfo", Optional: true}, // CUDA 12.4+
+		{Ptr: &l.cuMemAlloc, Fn: "cuMemAlloc", Names: v2("cuMemAlloc")},
+		{Ptr: &l.cuMemFree, Fn: "cuMemFree", Names: v2("cuMemFree")},
+		{Ptr: &l.cuMemcpyHtoD, Fn: "cuMemcpyHtoD", Names: v2("cuMemcpyHtoD")},
+		{Ptr: &l.cuMemcpyDtoH, Fn: "cuMemcpyDtoH", Names: v2("cuMemcpyDtoH")},
+		{Ptr: &l.cuMemsetD8, Fn: "cuMemsetD8", Names: v2("cuMemsetD8")},
+		{Ptr: &l.cuLaunchKernel, Fn: "cuLaunchKernel"},
+		{Ptr: &l.cuStreamCreate, Fn: "cuStreamCreate"},
+		{Ptr: &l.cuStreamDestroy, Fn: "cuStreamDestroy", Names: v2("cuStreamDestroy")},
+		{Ptr: &l.cuStreamSynchronize, Fn: "cuStreamSynchronize"},
+		{Ptr: &l.cuEventCreate, Fn: "cuEventCreate"},
+		{Ptr: &l.cuEventDestroy, Fn: "cuEventDestroy", Names: v2("cuEventDestroy")},
+		{Ptr: &l.cuEventRecord, Fn: "cuEventRecord"},
+		{Ptr: &l.cuEventSynchronize, Fn: "cuEventSynchronize"},
+		{Ptr: &l.cuEventElapsedTime, Fn: "cuEventElapsedTime", Names: v2("cuEventElapsedTime")},
 	}
 }
 
@@ -201,8 +128,8 @@ func (l *cuDriver) resultName(code int) string {
 	}
 	if l != nil && l.cuGetErrorName != 0 {
 		var p *byte
-		if rtCall(l.cuGetErrorName, uintptr(code), uintptr(unsafe.Pointer(&p))) == 0 && p != nil {
-			return rtCString(p)
+		if dynlib.Call(l.cuGetErrorName, uintptr(code), uintptr(unsafe.Pointer(&p))) == 0 && p != nil {
+			return dynlib.CString(p)
 		}
 	}
 	return fmt.Sprintf("CUresult(%d)", code)
@@ -262,8 +189,8 @@ func loadDriver() (*cuDriver, error) {
 }
 
 func openDriver(path, source string) (*cuDriver, error) {
-	if !rtCanLoad {
-		_, err := rtOpen(path)
+	if !dynlib.CanLoad {
+		_, err := dynlib.Open(path)
 		return nil, rtUnavailable("%v", err)
 	}
 	if unsafe.Sizeof(uintptr(0)) != 8 {
@@ -272,21 +199,21 @@ func openDriver(path, source string) (*cuDriver, error) {
 	if path == "" {
 		return nil, rtUnavailable("no CUDA driver library is known on this platform; set %s", LibraryEnv)
 	}
-	h, err := rtOpen(path)
+	h, err := dynlib.Open(path)
 	if err != nil {
 		return nil, rtUnavailable("cannot load the driver library %q (%s): %v", path, source, err)
 	}
 	l := &cuDriver{path: path, source: source}
-	syms, err := rtResolveAll(fmt.Sprintf("%q", path), l.table(), func(name string) uintptr { return rtSymbol(h, name) })
+	syms, err := dynlib.ResolveAll(fmt.Sprintf("%q", path), l.table(), func(name string) uintptr { return dynlib.Symbol(h, name) })
 	l.symbols = syms
 	if err != nil {
 		return nil, rtUnavailable("%q (%s) is not a usable CUDA driver library: %v", path, source, err)
 	}
 	var v int32
-	if err := l.check("cuDriverGetVersion", rtCall(l.cuDriverGetVersion, uintptr(unsafe.Pointer(&v)))); err == nil {
+	if err := l.check("cuDriverGetVersion", dynlib.Call(l.cuDriverGetVersion, uintptr(unsafe.Pointer(&v)))); err == nil {
 		l.version = int(v)
 	}
-	if err := l.check("cuInit", rtCall(l.cuInit, 0)); err != nil {
+	if err := l.check("cuInit", dynlib.Call(l.cuInit, 0)); err != nil {
 		var re *ResultError
 		if errors.As(err, &re) && re.Code == 34 {
 			l.initErr = rtUnavailable("%q (%s) is the CUDA stub library, not a driver: %v", path, source, err)
@@ -334,21 +261,21 @@ type nvrtcLib struct {
 	nvrtcGetSupportedArchs    uintptr
 }
 
-func (n *nvrtcLib) table() []rtSym {
-	return []rtSym{
-		{ptr: &n.nvrtcVersion, fn: "nvrtcVersion"},
-		{ptr: &n.nvrtcGetErrorString, fn: "nvrtcGetErrorString", optional: true},
-		{ptr: &n.nvrtcCreateProgram, fn: "nvrtcCreateProgram"},
-		{ptr: &n.nvrtcCompileProgram, fn: "nvrtcCompileProgram"},
-		{ptr: &n.nvrtcDestroyProgram, fn: "nvrtcDestroyProgram"},
-		{ptr: &n.nvrtcGetProgramLogSize, fn: "nvrtcGetProgramLogSize"},
-		{ptr: &n.nvrtcGetProgramLog, fn: "nvrtcGetProgramLog"},
-		{ptr: &n.nvrtcGetPTXSize, fn: "nvrtcGetPTXSize"},
-		{ptr: &n.nvrtcGetPTX, fn: "nvrtcGetPTX"},
-		{ptr: &n.nvrtcGetCUBINSize, fn: "nvrtcGetCUBINSize", optional: true},                 // CUDA 11.1+
-		{ptr: &n.nvrtcGetCUBIN, fn: "nvrtcGetCUBIN", optional: true},                         // CUDA 11.1+
-		{ptr: &n.nvrtcGetNumSupportedArchs, fn: "nvrtcGetNumSupportedArchs", optional: true}, // CUDA 11.2+
-		{ptr: &n.nvrtcGetSupportedArchs, fn: "nvrtcGetSupportedArchs", optional: true},       // CUDA 11.2+
+func (n *nvrtcLib) table() []dynlib.Sym {
+	return []dynlib.Sym{
+		{Ptr: &n.nvrtcVersion, Fn: "nvrtcVersion"},
+		{Ptr: &n.nvrtcGetErrorString, Fn: "nvrtcGetErrorString", Optional: true},
+		{Ptr: &n.nvrtcCreateProgram, Fn: "nvrtcCreateProgram"},
+		{Ptr: &n.nvrtcCompileProgram, Fn: "nvrtcCompileProgram"},
+		{Ptr: &n.nvrtcDestroyProgram, Fn: "nvrtcDestroyProgram"},
+		{Ptr: &n.nvrtcGetProgramLogSize, Fn: "nvrtcGetProgramLogSize"},
+		{Ptr: &n.nvrtcGetProgramLog, Fn: "nvrtcGetProgramLog"},
+		{Ptr: &n.nvrtcGetPTXSize, Fn: "nvrtcGetPTXSize"},
+		{Ptr: &n.nvrtcGetPTX, Fn: "nvrtcGetPTX"},
+		{Ptr: &n.nvrtcGetCUBINSize, Fn: "nvrtcGetCUBINSize", Optional: true},                 // CUDA 11.1+
+		{Ptr: &n.nvrtcGetCUBIN, Fn: "nvrtcGetCUBIN", Optional: true},                         // CUDA 11.1+
+		{Ptr: &n.nvrtcGetNumSupportedArchs, Fn: "nvrtcGetNumSupportedArchs", Optional: true}, // CUDA 11.2+
+		{Ptr: &n.nvrtcGetSupportedArchs, Fn: "nvrtcGetSupportedArchs", Optional: true},       // CUDA 11.2+
 	}
 }
 
@@ -363,9 +290,9 @@ func (n *nvrtcLib) check(call string, r uintptr) error {
 		name = fmt.Sprintf("nvrtcResult(%d)", code)
 		if n.nvrtcGetErrorString != 0 {
 			// nvrtcGetErrorString returns const char*; read it through a pointer-typed value.
-			p := rtCall(n.nvrtcGetErrorString, uintptr(code))
+			p := dynlib.Call(n.nvrtcGetErrorString, uintptr(code))
 			if p != 0 {
-				name += " " + rtCString(*(**byte)(unsafe.Pointer(&p)))
+				name += " " + dynlib.CString(*(**byte)(unsafe.Pointer(&p)))
 			}
 		}
 	}
@@ -384,28 +311,7 @@ var rtNVRTCs struct {
 
 // nvrtcCandidates returns the NVRTC libraries to try, in order, and where the list came from.
 func nvrtcCandidates() ([]string, string) {
-	if p := os.Getenv(NVRTCLibraryEnv); p != "" {
-		return []string{p}, NVRTCLibraryEnv
-	}
-	out := append([]string(nil), rtNVRTCNames...)
-	seen := map[string]bool{}
-	for _, d := range rtToolkitLibDirs {
-		if v, _, ok := strings.Cut(strings.TrimPrefix(d, "$"), "/"); ok && strings.HasPrefix(d, "$") && os.Getenv(v) == "" {
-			continue // $CUDA_HOME/lib64 with CUDA_HOME unset
-		}
-		d = os.ExpandEnv(d)
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		if _, err := os.Stat(d); err != nil {
-			continue
-		}
-		for _, n := range rtNVRTCNames {
-			out = append(out, filepath.Join(d, n))
-		}
-	}
-	return out, "default"
+	return dynlib.Candidates(NVRTCLibraryEnv, rtNVRTCNames, rtToolkitLibDirs)
 }
 
 // loadNVRTC loads the first NVRTC library nvrtcCandidates names, once per candidate list.
@@ -426,20 +332,10 @@ func loadNVRTC() (*nvrtcLib, error) {
 }
 
 func openNVRTC(names []string, source string) (*nvrtcLib, error) {
-	if !rtCanLoad || len(names) == 0 {
+	if !dynlib.CanLoad || len(names) == 0 {
 		return nil, rtUnavailable("nvrtc: the runtime cannot load NVRTC on this platform")
 	}
-	var h uintptr
-	var path string
-	var errs []string
-	for _, n := range names {
-		p, err := rtOpen(n)
-		if err == nil {
-			h, path = p, n
-			break
-		}
-		errs = append(errs, err.Error())
-	}
+	h, path, errs := dynlib.OpenFirst(names)
 	if h == 0 {
 		if source == NVRTCLibraryEnv {
 			return nil, rtUnavailable("nvrtc: cannot load %q (%s): %s", names[0], source, strings.Join(errs, "; "))
@@ -448,21 +344,21 @@ func openNVRTC(names []string, source string) (*nvrtcLib, error) {
 			strings.Join(names, ", "), NVRTCLibraryEnv, errs[0])
 	}
 	n := &nvrtcLib{path: path}
-	syms, err := rtResolveAll(fmt.Sprintf("%q", path), n.table(), func(name string) uintptr { return rtSymbol(h, name) })
+	syms, err := dynlib.ResolveAll(fmt.Sprintf("%q", path), n.table(), func(name string) uintptr { return dynlib.Symbol(h, name) })
 	n.symbols = syms
 	if err != nil {
 		return nil, rtUnavailable("nvrtc: %q (%s) is not a usable NVRTC library: %v", path, source, err)
 	}
 	var major, minor int32
-	if err := n.check("nvrtcVersion", rtCall(n.nvrtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))); err != nil {
+	if err := n.check("nvrtcVersion", dynlib.Call(n.nvrtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))); err != nil {
 		return nil, rtUnavailable("nvrtc: %q: %v", path, err)
 	}
 	n.major, n.minor = int(major), int(minor)
 	if n.nvrtcGetNumSupportedArchs != 0 && n.nvrtcGetSupportedArchs != 0 {
 		var count int32
-		if rtCall(n.nvrtcGetNumSupportedArchs, uintptr(unsafe.Pointer(&count))) == 0 && count > 0 && count < 1024 {
+		if dynlib.Call(n.nvrtcGetNumSupportedArchs, uintptr(unsafe.Pointer(&count))) == 0 && count > 0 && count < 1024 {
 			archs := make([]int32, count)
-			if rtCall(n.nvrtcGetSupportedArchs, uintptr(unsafe.Pointer(&archs[0]))) == 0 {
+			if dynlib.Call(n.nvrtcGetSupportedArchs, uintptr(unsafe.Pointer(&archs[0]))) == 0 {
 				for _, a := range archs {
 					n.archs = append(n.archs, int(a))
 				}

@@ -4,8 +4,6 @@ package cuda
 
 import (
 	"runtime"
-
-	"github.com/ebitengine/purego"
 )
 
 // rtDriverDefault is the CUDA driver library this platform names by default.
@@ -27,17 +25,3 @@ var rtNVRTCNames = []string{
 // rtToolkitLibDirs are the folders beside the default search path where a CUDA toolkit keeps
 // libnvrtc: $CUDA_HOME/lib64, $CUDA_PATH/lib64 and /usr/local/cuda/lib64.
 var rtToolkitLibDirs = []string{"$CUDA_HOME/lib64", "$CUDA_PATH/lib64", "/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"}
-
-// rtOpen loads a shared library (dlopen).
-func rtOpen(path string) (uintptr, error) {
-	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-}
-
-// rtSymbol returns the address of name in the library h, 0 if it is missing.
-func rtSymbol(h uintptr, name string) uintptr {
-	p, err := purego.Dlsym(h, name)
-	if err != nil {
-		return 0
-	}
-	return p
-}

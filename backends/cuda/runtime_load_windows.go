@@ -2,8 +2,6 @@
 
 package cuda
 
-import "syscall"
-
 // rtDriverDefault is the CUDA driver library this platform names by default.
 var rtDriverDefault = "nvcuda.dll"
 
@@ -13,18 +11,3 @@ var rtNVRTCNames = []string{"nvrtc64_130_0.dll", "nvrtc64_120_0.dll", "nvrtc64_1
 // rtToolkitLibDirs are the folders beside the default search path where a CUDA toolkit keeps
 // NVRTC.
 var rtToolkitLibDirs = []string{"$CUDA_PATH/bin", "$CUDA_HOME/bin"}
-
-// rtOpen loads a DLL.
-func rtOpen(path string) (uintptr, error) {
-	h, err := syscall.LoadLibrary(path)
-	return uintptr(h), err
-}
-
-// rtSymbol returns the address of name in the DLL h, 0 if it is missing.
-func rtSymbol(h uintptr, name string) uintptr {
-	p, err := syscall.GetProcAddress(syscall.Handle(h), name)
-	if err != nil {
-		return 0
-	}
-	return p
-}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -69,7 +70,7 @@ func TestRuntimeMissingDriverLibrary(t *testing.T) {
 // TestNotADriverLibrary points ONESOURCE_CUDA_LIBRARY at a library that loads but is not a CUDA
 // driver (the C library): the error names the missing functions.
 func TestRuntimeNotADriverLibrary(t *testing.T) {
-	if runtime.GOOS != "linux" || !rtCanLoad {
+	if runtime.GOOS != "linux" || !dynlib.CanLoad {
 		t.Skip("needs Linux's libc.so.6")
 	}
 	t.Setenv(LibraryEnv, "libc.so.6")
@@ -99,7 +100,7 @@ func TestRuntimeMissingNVRTC(t *testing.T) {
 // TestNVRTCCandidates checks the NVRTC search list: the environment variable alone when set,
 // else the versioned sonames, newest first, then the toolkit folders that exist.
 func TestRuntimeNVRTCCandidates(t *testing.T) {
-	if !rtCanLoad {
+	if !dynlib.CanLoad {
 		t.Skip("no library loading on this platform")
 	}
 	t.Setenv(NVRTCLibraryEnv, "/x/libnvrtc.so.99")
@@ -153,7 +154,7 @@ func TestRuntimeResolveVersioned(t *testing.T) {
 		{rtFakeSymbols{"cuMemFree": 3}, 0, ""},
 	}
 	for _, c := range cases {
-		addr, name := rtResolve(c.table.lookup, "cuMemAlloc_v2", "cuMemAlloc")
+		addr, name := dynlib.Resolve(c.table.lookup, "cuMemAlloc_v2", "cuMemAlloc")
 		if addr != c.wantAddr || name != c.wantName {
 			t.Errorf("%v: got %d %q, want %d %q", c.table, addr, name, c.wantAddr, c.wantName)
 		}
@@ -167,9 +168,9 @@ func TestRuntimeDriverTable(t *testing.T) {
 	plain, versioned := rtFakeSymbols{}, rtFakeSymbols{}
 	addr := uintptr(1)
 	for _, s := range l.table() {
-		names := s.names
+		names := s.Names
 		if names == nil {
-			names = []string{s.fn}
+			names = []string{s.Fn}
 		}
 		plain[names[len(names)-1]] = addr
 		for _, n := range names {
@@ -177,7 +178,7 @@ func TestRuntimeDriverTable(t *testing.T) {
 		}
 		addr++
 	}
-	got, err := rtResolveAll("fake", l.table(), versioned.lookup)
+	got, err := dynlib.ResolveAll("fake", l.table(), versioned.lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestRuntimeDriverTable(t *testing.T) {
 			t.Errorf("versioned library: %s resolved to %q, want %q", fn, got[fn], want)
 		}
 	}
-	got, err = rtResolveAll("fake", l.table(), plain.lookup)
+	got, err = dynlib.ResolveAll("fake", l.table(), plain.lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestRuntimeDriverTable(t *testing.T) {
 	delete(plain, "cuInit")
 	delete(plain, "cuFuncGetParamInfo") // optional
 	delete(plain, "cuMemAlloc")
-	_, err = rtResolveAll(`"libfake.so"`, l.table(), plain.lookup)
+	_, err = dynlib.ResolveAll(`"libfake.so"`, l.table(), plain.lookup)
 	if err == nil || !strings.Contains(err.Error(), "cuInit") || !strings.Contains(err.Error(), "cuMemAlloc_v2|cuMemAlloc") ||
 		strings.Contains(err.Error(), "cuFuncGetParamInfo") {
 		t.Fatalf("missing functions: %v", err)

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/cfamily"
-	"github.com/onesource-go/onesource/backends/cfamily/cfamilytest"
 	"github.com/onesource-go/onesource/backends/hip"
+	"github.com/onesource-go/onesource/internal/irtest"
 	"github.com/onesource-go/onesource/ir"
 )
 
@@ -102,7 +102,7 @@ func clangOnly(t *testing.T, name, src, arch string) {
 }
 
 func TestEmitExamples(t *testing.T) {
-	ks, err := cfamilytest.Examples()
+	ks, err := irtest.Examples()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func golden(t *testing.T, path, got string) {
 }
 
 func TestEmitCases(t *testing.T) {
-	for _, c := range cfamilytest.Cases {
+	for _, c := range irtest.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			k, err := c.Kernel()
 			if err != nil {
@@ -158,7 +158,7 @@ func TestEmitCases(t *testing.T) {
 }
 
 func TestEmitReductions(t *testing.T) {
-	ks, err := cfamilytest.Reductions()
+	ks, err := irtest.Reductions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +179,8 @@ func TestDotTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: compiles for every table entry")
 	}
-	c := cfamilytest.Cases[0]
-	for _, x := range cfamilytest.Cases {
+	c := irtest.Cases[0]
+	for _, x := range irtest.Cases {
 		if x.Name == "dot_shuffle" {
 			c = x
 		}
@@ -228,7 +228,7 @@ func TestDotTable(t *testing.T) {
 // TestNoContraction compiles a*b+c in f32 and f16 (nothing else that uses FMA internally) and
 // checks the assembly has separate multiply and add instructions and no fused ones.
 func TestNoContraction(t *testing.T) {
-	b := cfamilytest.New("mad", 64)
+	b := irtest.New("mad", 64)
 	in := b.Buffer("in", ir.TF32, ir.ReadOnly)
 	out := b.Buffer("out", ir.TF32, ir.WriteOnly)
 	g := b.GID()
@@ -264,7 +264,7 @@ func TestNoContraction(t *testing.T) {
 }
 
 func TestHeader(t *testing.T) {
-	ks, err := cfamilytest.Examples()
+	ks, err := irtest.Examples()
 	if err != nil {
 		t.Fatal(err)
 	}

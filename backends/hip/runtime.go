@@ -3,6 +3,7 @@ package hip
 import (
 	"errors"
 	"fmt"
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"regexp"
 	"runtime"
 	"strings"
@@ -63,14 +64,14 @@ const (
 // attribute reads one device attribute.
 func (l *hipLib) attribute(index, attr int) (int, error) {
 	var v int32
-	err := l.check("hipDeviceGetAttribute", rtCall(l.hipDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(index)))
+	err := l.check("hipDeviceGetAttribute", dynlib.Call(l.hipDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(index)))
 	return int(v), err
 }
 
 // deviceCount returns hipGetDeviceCount; no device is an unavailable error.
 func (l *hipLib) deviceCount() (int, error) {
 	var n int32
-	if err := l.check("hipGetDeviceCount", rtCall(l.hipGetDeviceCount, uintptr(unsafe.Pointer(&n)))); err != nil {
+	if err := l.check("hipGetDeviceCount", dynlib.Call(l.hipGetDeviceCount, uintptr(unsafe.Pointer(&n)))); err != nil {
 		var re *ResultError
 		if errors.As(err, &re) && hipNoDevice(re.Code) {
 			return 0, rtUnavailable("no HIP device (%s: %v)", l.path, err)
@@ -99,7 +100,7 @@ func (l *hipLib) gcnArchName(index int) string {
 		return ""
 	}
 	buf := make([]byte, rtPropsSize)
-	if rtCall(l.hipGetDeviceProperties, uintptr(unsafe.Pointer(&buf[0])), uintptr(index)) != 0 {
+	if dynlib.Call(l.hipGetDeviceProperties, uintptr(unsafe.Pointer(&buf[0])), uintptr(index)) != 0 {
 		return ""
 	}
 	return rtFindArch(buf)
@@ -123,16 +124,16 @@ func rtFindArch(props []byte) string {
 func (l *hipLib) device(index int) (DeviceInfo, error) {
 	info := DeviceInfo{Index: index}
 	var dev int32
-	if err := l.check("hipDeviceGet", rtCall(l.hipDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(index))); err != nil {
+	if err := l.check("hipDeviceGet", dynlib.Call(l.hipDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(index))); err != nil {
 		return info, err
 	}
 	name := make([]byte, 256)
-	if err := l.check("hipDeviceGetName", rtCall(l.hipDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(dev))); err != nil {
+	if err := l.check("hipDeviceGetName", dynlib.Call(l.hipDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(dev))); err != nil {
 		return info, err
 	}
-	info.Name = rtGoString(name)
+	info.Name = dynlib.GoString(name)
 	var mem uint64
-	if err := l.check("hipDeviceTotalMem", rtCall(l.hipDeviceTotalMem, uintptr(unsafe.Pointer(&mem)), uintptr(dev))); err != nil {
+	if err := l.check("hipDeviceTotalMem", dynlib.Call(l.hipDeviceTotalMem, uintptr(unsafe.Pointer(&mem)), uintptr(dev))); err != nil {
 		return info, err
 	}
 	info.TotalMemory = mem
@@ -203,8 +204,8 @@ var rtAvailability struct {
 // not nil, wraps ErrUnavailable and says why, e.g. "unavailable: hip: no HIP device (...)". The
 // answer is remembered per library choice (see LibraryEnv and HIPRTCLibraryEnv).
 func Available() error {
-	names, _ := rtCandidates(LibraryEnv, rtHIPNames)
-	rtcNames, _ := rtCandidates(HIPRTCLibraryEnv, rtHIPRTCNames)
+	names, _ := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
+	rtcNames, _ := dynlib.Candidates(HIPRTCLibraryEnv, rtHIPRTCNames, rtROCmLibDirs)
 	key := strings.Join(names, "\x00") + "\x01" + strings.Join(rtcNames, "\x00")
 	rtAvailability.Lock()
 	defer rtAvailability.Unlock()
@@ -302,14 +303,14 @@ func Open(index int) (*Device, error) {
 
 func (d *Device) open() error {
 	l := d.lib
-	if err := l.check("hipSetDevice", rtCall(l.hipSetDevice, uintptr(d.index))); err != nil {
+	if err := l.check("hipSetDevice", dynlib.Call(l.hipSetDevice, uintptr(d.index))); err != nil {
 		return err
 	}
-	if err := l.check("hipStreamCreate", rtCall(l.hipStreamCreate, uintptr(unsafe.Pointer(&d.stream)))); err != nil {
+	if err := l.check("hipStreamCreate", dynlib.Call(l.hipStreamCreate, uintptr(unsafe.Pointer(&d.stream)))); err != nil {
 		return err
 	}
 	for i := range d.events {
-		if err := l.check("hipEventCreate", rtCall(l.hipEventCreate, uintptr(unsafe.Pointer(&d.events[i])))); err != nil {
+		if err := l.check("hipEventCreate", dynlib.Call(l.hipEventCreate, uintptr(unsafe.Pointer(&d.events[i])))); err != nil {
 			return err
 		}
 	}
@@ -322,7 +323,7 @@ func (d *Device) destroy() {
 	l := d.lib
 	for b := range d.buffers {
 		if b.ptr != 0 {
-			rtCall(l.hipFree, b.ptr)
+			dynlib.Call(l.hipFree, b.ptr)
 			b.ptr = 0
 		}
 		b.released = true
@@ -330,7 +331,7 @@ func (d *Device) destroy() {
 	clear(d.buffers)
 	for k := range d.kernels {
 		if k.module != 0 {
-			rtCall(l.hipModuleUnload, k.module)
+			dynlib.Call(l.hipModuleUnload, k.module)
 			k.module, k.fn = 0, 0
 		}
 		k.released = true
@@ -338,12 +339,12 @@ func (d *Device) destroy() {
 	clear(d.kernels)
 	for i, e := range d.events {
 		if e != 0 {
-			rtCall(l.hipEventDestroy, e)
+			dynlib.Call(l.hipEventDestroy, e)
 			d.events[i] = 0
 		}
 	}
 	if d.stream != 0 {
-		rtCall(l.hipStreamDestroy, d.stream)
+		dynlib.Call(l.hipStreamDestroy, d.stream)
 		d.stream = 0
 	}
 }
@@ -371,7 +372,7 @@ func (d *Device) enter(op string) (leave func(), err error) {
 		leave()
 		return nil, fmt.Errorf("hip: %s: device %d is unusable after an earlier error: %w", op, d.index, d.broken)
 	}
-	if err := d.lib.check("hipSetDevice", rtCall(d.lib.hipSetDevice, uintptr(d.index))); err != nil {
+	if err := d.lib.check("hipSetDevice", dynlib.Call(d.lib.hipSetDevice, uintptr(d.index))); err != nil {
 		leave()
 		return nil, fmt.Errorf("hip: %s: %w", op, err)
 	}
@@ -399,10 +400,10 @@ func (d *Device) Close() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var err error
-	if e := d.lib.check("hipSetDevice", rtCall(d.lib.hipSetDevice, uintptr(d.index))); e != nil {
+	if e := d.lib.check("hipSetDevice", dynlib.Call(d.lib.hipSetDevice, uintptr(d.index))); e != nil {
 		err = e
 	} else if d.broken == nil && d.stream != 0 {
-		err = d.lib.check("hipStreamSynchronize", rtCall(d.lib.hipStreamSynchronize, d.stream))
+		err = d.lib.check("hipStreamSynchronize", dynlib.Call(d.lib.hipStreamSynchronize, d.stream))
 	}
 	d.destroy()
 	if err != nil {
@@ -432,11 +433,11 @@ func (d *Device) NewBuffer(size int) (*Buffer, error) {
 	defer leave()
 	l := d.lib
 	b := &Buffer{dev: d, size: size}
-	if err := l.check("hipMalloc", rtCall(l.hipMalloc, uintptr(unsafe.Pointer(&b.ptr)), uintptr(size))); err != nil {
+	if err := l.check("hipMalloc", dynlib.Call(l.hipMalloc, uintptr(unsafe.Pointer(&b.ptr)), uintptr(size))); err != nil {
 		return nil, fmt.Errorf("hip: NewBuffer(%d): %w", size, d.fail(err))
 	}
-	if err := l.check("hipMemset", rtCall(l.hipMemset, b.ptr, 0, uintptr(size))); err != nil {
-		rtCall(l.hipFree, b.ptr)
+	if err := l.check("hipMemset", dynlib.Call(l.hipMemset, b.ptr, 0, uintptr(size))); err != nil {
+		dynlib.Call(l.hipFree, b.ptr)
 		return nil, fmt.Errorf("hip: NewBuffer(%d): %w", size, d.fail(err))
 	}
 	d.buffers[b] = struct{}{}
@@ -474,7 +475,7 @@ func (b *Buffer) Write(offset int, data []byte) error {
 	l := b.dev.lib
 	// Synchronous with the null stream; the device's stream is a blocking one, so earlier
 	// launches finish first.
-	if err := l.check("hipMemcpyHtoD", rtCall(l.hipMemcpyHtoD, b.ptr+uintptr(offset), uintptr(unsafe.Pointer(&data[0])), uintptr(len(data)))); err != nil {
+	if err := l.check("hipMemcpyHtoD", dynlib.Call(l.hipMemcpyHtoD, b.ptr+uintptr(offset), uintptr(unsafe.Pointer(&data[0])), uintptr(len(data)))); err != nil {
 		return fmt.Errorf("hip: Buffer.Write: %w", b.dev.fail(err))
 	}
 	return nil
@@ -492,10 +493,10 @@ func (b *Buffer) Read(offset int, dst []byte) error {
 		return err
 	}
 	l := b.dev.lib
-	if err := l.check("hipStreamSynchronize", rtCall(l.hipStreamSynchronize, b.dev.stream)); err != nil {
+	if err := l.check("hipStreamSynchronize", dynlib.Call(l.hipStreamSynchronize, b.dev.stream)); err != nil {
 		return fmt.Errorf("hip: Buffer.Read: %w", b.dev.fail(err))
 	}
-	if err := l.check("hipMemcpyDtoH", rtCall(l.hipMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), b.ptr+uintptr(offset), uintptr(len(dst)))); err != nil {
+	if err := l.check("hipMemcpyDtoH", dynlib.Call(l.hipMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), b.ptr+uintptr(offset), uintptr(len(dst)))); err != nil {
 		return fmt.Errorf("hip: Buffer.Read: %w", b.dev.fail(err))
 	}
 	return nil
@@ -511,8 +512,8 @@ func (b *Buffer) Release() {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if rtCall(d.lib.hipSetDevice, uintptr(d.index)) == 0 {
-		rtCall(d.lib.hipFree, b.ptr)
+	if dynlib.Call(d.lib.hipSetDevice, uintptr(d.index)) == 0 {
+		dynlib.Call(d.lib.hipFree, b.ptr)
 	}
 	b.ptr = 0
 	b.released = true

@@ -1,6 +1,7 @@
 package hip
 
 import (
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -13,7 +14,7 @@ import (
 // current on the calling thread, the ROCm 6 symbol chosen and gcnArchName found where the R0600
 // layout puts it, and saxpy's result bit for bit. It does not stand in for a GPU.
 func TestRuntimeFakeRuntime(t *testing.T) {
-	if runtime.GOOS != "linux" || !rtCanLoad {
+	if runtime.GOOS != "linux" || !dynlib.CanLoad {
 		t.Skip("the fake runtime is built for Linux")
 	}
 	var cc string
@@ -59,11 +60,11 @@ func TestRuntimeFakeRuntime(t *testing.T) {
 	if l, err := loadHIP(); err != nil || l.errorName(4242) != "hipErrorFake4242" {
 		t.Errorf("hipGetErrorName fallback: %v", err)
 	}
-	h, err := rtOpen(so)
+	h, err := dynlib.Open(so)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := int64(rtCall(rtSymbol(h, "fake_live_allocs"))); n != 0 {
+	if n := int64(dynlib.Call(dynlib.Symbol(h, "fake_live_allocs"))); n != 0 {
 		t.Errorf("%d device allocations still live", n)
 	}
 }

@@ -3,6 +3,7 @@ package hip
 import (
 	"bytes"
 	"fmt"
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"math"
 	"runtime"
 	"slices"
@@ -66,32 +67,32 @@ func (n *hiprtcLib) compile(src, name, target string, options []string) (CodeObj
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	var prog uintptr
-	srcC, nameC := rtCBytes(src), rtCBytes(name)
-	if err := n.check("hiprtcCreateProgram", rtCall(n.hiprtcCreateProgram, uintptr(unsafe.Pointer(&prog)),
+	srcC, nameC := dynlib.CBytes(src), dynlib.CBytes(name)
+	if err := n.check("hiprtcCreateProgram", dynlib.Call(n.hiprtcCreateProgram, uintptr(unsafe.Pointer(&prog)),
 		uintptr(unsafe.Pointer(srcC)), uintptr(unsafe.Pointer(nameC)), 0, 0, 0)); err != nil {
 		return co, fmt.Errorf("hip: hiprtc: %w", err)
 	}
-	defer rtCall(n.hiprtcDestroyProgram, uintptr(unsafe.Pointer(&prog)))
+	defer dynlib.Call(n.hiprtcDestroyProgram, uintptr(unsafe.Pointer(&prog)))
 	optC := make([]*byte, len(opts))
 	for i, o := range opts {
-		optC[i] = rtCBytes(o)
+		optC[i] = dynlib.CBytes(o)
 		pin.Pin(optC[i])
 	}
-	cerr := n.check("hiprtcCompileProgram", rtCall(n.hiprtcCompileProgram, prog, uintptr(len(optC)), uintptr(unsafe.Pointer(&optC[0]))))
+	cerr := n.check("hiprtcCompileProgram", dynlib.Call(n.hiprtcCompileProgram, prog, uintptr(len(optC)), uintptr(unsafe.Pointer(&optC[0]))))
 	runtime.KeepAlive(optC)
 	co.Log = n.log(prog)
 	if cerr != nil {
 		return co, &CompileError{Name: name, Target: target, Options: opts, Log: co.Log, Err: cerr}
 	}
 	var size uintptr
-	if err := n.check("hiprtcGetCodeSize", rtCall(n.hiprtcGetCodeSize, prog, uintptr(unsafe.Pointer(&size)))); err != nil {
+	if err := n.check("hiprtcGetCodeSize", dynlib.Call(n.hiprtcGetCodeSize, prog, uintptr(unsafe.Pointer(&size)))); err != nil {
 		return co, fmt.Errorf("hip: hiprtc: %w", err)
 	}
 	if size == 0 || size > 1<<30 {
 		return co, fmt.Errorf("hip: hiprtc: hiprtcGetCodeSize reports %d bytes", size)
 	}
 	co.Code = make([]byte, size)
-	if err := n.check("hiprtcGetCode", rtCall(n.hiprtcGetCode, prog, uintptr(unsafe.Pointer(&co.Code[0])))); err != nil {
+	if err := n.check("hiprtcGetCode", dynlib.Call(n.hiprtcGetCode, prog, uintptr(unsafe.Pointer(&co.Code[0])))); err != nil {
 		return co, fmt.Errorf("hip: hiprtc: %w", err)
 	}
 	if !bytes.HasPrefix(co.Code, []byte("\x7fELF")) && !bytes.HasPrefix(co.Code, []byte("__CLANG_OFFLOAD_BUNDLE__")) {
@@ -103,14 +104,14 @@ func (n *hiprtcLib) compile(src, name, target string, options []string) (CodeObj
 // log returns the program's log, trimmed of its NUL.
 func (n *hiprtcLib) log(prog uintptr) string {
 	var size uintptr
-	if rtCall(n.hiprtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&size))) != 0 || size <= 1 || size > 1<<26 {
+	if dynlib.Call(n.hiprtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&size))) != 0 || size <= 1 || size > 1<<26 {
 		return ""
 	}
 	b := make([]byte, size)
-	if rtCall(n.hiprtcGetProgramLog, prog, uintptr(unsafe.Pointer(&b[0]))) != 0 {
+	if dynlib.Call(n.hiprtcGetProgramLog, prog, uintptr(unsafe.Pointer(&b[0]))) != 0 {
 		return ""
 	}
-	return rtGoString(b)
+	return dynlib.GoString(b)
 }
 
 // Kernel is a loaded module's kernel function, ready for Launch and Bench. It belongs to the
@@ -181,17 +182,17 @@ func (d *Device) Load(code []byte, entry string) (*Kernel, error) {
 	l := d.lib
 	img := slices.Clone(code)
 	k := &Kernel{dev: d, name: entry, maxThreads: d.info.MaxThreadsPerBlock}
-	if err := l.check("hipModuleLoadData", rtCall(l.hipModuleLoadData, uintptr(unsafe.Pointer(&k.module)), uintptr(unsafe.Pointer(&img[0])))); err != nil {
+	if err := l.check("hipModuleLoadData", dynlib.Call(l.hipModuleLoadData, uintptr(unsafe.Pointer(&k.module)), uintptr(unsafe.Pointer(&img[0])))); err != nil {
 		return nil, fmt.Errorf("hip: Load %q: %w", entry, d.fail(err))
 	}
-	if err := l.check("hipModuleGetFunction", rtCall(l.hipModuleGetFunction, uintptr(unsafe.Pointer(&k.fn)), k.module, uintptr(unsafe.Pointer(rtCBytes(entry))))); err != nil {
-		rtCall(l.hipModuleUnload, k.module)
+	if err := l.check("hipModuleGetFunction", dynlib.Call(l.hipModuleGetFunction, uintptr(unsafe.Pointer(&k.fn)), k.module, uintptr(unsafe.Pointer(dynlib.CBytes(entry))))); err != nil {
+		dynlib.Call(l.hipModuleUnload, k.module)
 		return nil, fmt.Errorf("hip: Load: no kernel %q in the module: %w", entry, err)
 	}
 	if l.hipFuncGetAttribute != 0 {
 		attr := func(a int) (int, bool) {
 			var v int32
-			ok := rtCall(l.hipFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), k.fn) == 0
+			ok := dynlib.Call(l.hipFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), k.fn) == 0
 			return int(v), ok
 		}
 		if v, ok := attr(hipFuncAttrMaxThreadsPerBlock); ok && v > 0 {
@@ -215,8 +216,8 @@ func (k *Kernel) Release() {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if rtCall(d.lib.hipSetDevice, uintptr(d.index)) == 0 {
-		rtCall(d.lib.hipModuleUnload, k.module)
+	if dynlib.Call(d.lib.hipSetDevice, uintptr(d.index)) == 0 {
+		dynlib.Call(d.lib.hipModuleUnload, k.module)
 	}
 	k.module, k.fn, k.released = 0, 0, true
 	delete(d.kernels, k)
@@ -303,7 +304,7 @@ func (d *Device) prepare(op string, k *Kernel, bufs []*Buffer, params []uint32, 
 // launch enqueues one launch on the device's stream.
 func (d *Device) launch(k *Kernel, a *rtLaunchArgs, grid, block [3]uint32) error {
 	l := d.lib
-	r := rtCall(l.hipModuleLaunchKernel, k.fn,
+	r := dynlib.Call(l.hipModuleLaunchKernel, k.fn,
 		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
 		0, d.stream, a.pointer(), 0)
@@ -326,7 +327,7 @@ func (d *Device) Launch(k *Kernel, bufs []*Buffer, params []uint32, grid, block 
 	if err := d.launch(k, a, grid, block); err != nil {
 		return fmt.Errorf("hip: Launch %q: %w", k.name, d.fail(err))
 	}
-	if err := d.lib.check("hipStreamSynchronize", rtCall(d.lib.hipStreamSynchronize, d.stream)); err != nil {
+	if err := d.lib.check("hipStreamSynchronize", dynlib.Call(d.lib.hipStreamSynchronize, d.stream)); err != nil {
 		return fmt.Errorf("hip: Launch %q: %w", k.name, d.fail(err))
 	}
 	return nil
@@ -366,11 +367,11 @@ func (d *Device) Bench(k *Kernel, bufs []*Buffer, params []uint32, grid, block [
 			return fail(err)
 		}
 	}
-	if err := l.check("hipStreamSynchronize", rtCall(l.hipStreamSynchronize, d.stream)); err != nil {
+	if err := l.check("hipStreamSynchronize", dynlib.Call(l.hipStreamSynchronize, d.stream)); err != nil {
 		return fail(err)
 	}
 	start := time.Now()
-	if err := l.check("hipEventRecord", rtCall(l.hipEventRecord, d.events[0], d.stream)); err != nil {
+	if err := l.check("hipEventRecord", dynlib.Call(l.hipEventRecord, d.events[0], d.stream)); err != nil {
 		return fail(err)
 	}
 	for i := 0; i < n; i++ {
@@ -378,15 +379,15 @@ func (d *Device) Bench(k *Kernel, bufs []*Buffer, params []uint32, grid, block [
 			return fail(err)
 		}
 	}
-	if err := l.check("hipEventRecord", rtCall(l.hipEventRecord, d.events[1], d.stream)); err != nil {
+	if err := l.check("hipEventRecord", dynlib.Call(l.hipEventRecord, d.events[1], d.stream)); err != nil {
 		return fail(err)
 	}
-	if err := l.check("hipEventSynchronize", rtCall(l.hipEventSynchronize, d.events[1])); err != nil {
+	if err := l.check("hipEventSynchronize", dynlib.Call(l.hipEventSynchronize, d.events[1])); err != nil {
 		return fail(err)
 	}
 	wall := time.Since(start)
 	var ms float32
-	if err := l.check("hipEventElapsedTime", rtCall(l.hipEventElapsedTime, uintptr(unsafe.Pointer(&ms)), d.events[0], d.events[1])); err != nil {
+	if err := l.check("hipEventElapsedTime", dynlib.Call(l.hipEventElapsedTime, uintptr(unsafe.Pointer(&ms)), d.events[0], d.events[1])); err != nil {
 		return fail(err)
 	}
 	total := time.Duration(math.Round(float64(ms) * 1e6))

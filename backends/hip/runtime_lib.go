@@ -3,8 +3,7 @@ package hip
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"regexp"
 	"strings"
 	"sync"
@@ -40,129 +39,6 @@ type ResultError struct {
 // Error names the call and the result, e.g. "hipGetDeviceCount: hipErrorNoDevice (100)".
 func (e *ResultError) Error() string {
 	return fmt.Sprintf("%s: %s (%d)", e.Call, e.Name, e.Code)
-}
-
-// rtSym is one C function the runtime resolves: where its address goes, the name it is known by
-// and the symbols to try, the preferred (versioned) one first.
-type rtSym struct {
-	ptr      *uintptr
-	fn       string   // the function, e.g. "hipGetDeviceProperties"
-	names    []string // symbols to try in order; nil means fn alone
-	optional bool     // a missing optional function leaves *ptr 0 and is no error
-}
-
-// rtResolve returns the address and the name of the first of names that lookup finds, or 0 and
-// "" when none is there. This is how versioned symbols are chosen: at run time, from what the
-// loaded library exports, never from a version string (hipconfig --version) or a build-time
-// header. For hipGetDeviceProperties the names are hipGetDevicePropertiesR0600 (ROCm 6 and
-// later) and then hipGetDeviceProperties (ROCm 5).
-func rtResolve(lookup func(name string) uintptr, names ...string) (uintptr, string) {
-	for _, n := range names {
-		if p := lookup(n); p != 0 {
-			return p, n
-		}
-	}
-	return 0, ""
-}
-
-// rtResolveAll fills every entry of syms through lookup and returns which symbol each function
-// got. Missing required functions make an error that lists them (with every name tried).
-func rtResolveAll(what string, syms []rtSym, lookup func(name string) uintptr) (map[string]string, error) {
-	got := make(map[string]string, len(syms))
-	var missing []string
-	for _, s := range syms {
-		names := s.names
-		if names == nil {
-			names = []string{s.fn}
-		}
-		p, name := rtResolve(lookup, names...)
-		*s.ptr = p
-		if p != 0 {
-			got[s.fn] = name
-		} else if !s.optional {
-			missing = append(missing, strings.Join(names, "|"))
-		}
-	}
-	if len(missing) > 0 {
-		return got, fmt.Errorf("%s lacks %s", what, strings.Join(missing, ", "))
-	}
-	return got, nil
-}
-
-// rtCString returns the NUL-terminated C string at p ("" for nil).
-func rtCString(p *byte) string {
-	if p == nil {
-		return ""
-	}
-	n := 0
-	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice(p, n))
-}
-
-// rtCStringAt returns the C string at the address a C function returned.
-func rtCStringAt(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	return rtCString(*(**byte)(unsafe.Pointer(&p)))
-}
-
-// rtCBytes returns s as a NUL-terminated C string in Go memory.
-func rtCBytes(s string) *byte {
-	b := make([]byte, len(s)+1)
-	copy(b, s)
-	return &b[0]
-}
-
-// rtGoString returns the NUL-terminated string at the start of b.
-func rtGoString(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
-}
-
-// candidates returns the libraries to try: the environment's choice alone, else names on the
-// default search path and then in the ROCm folders that exist.
-func rtCandidates(env string, names []string) ([]string, string) {
-	if p := os.Getenv(env); p != "" {
-		return []string{p}, env
-	}
-	out := append([]string(nil), names...)
-	seen := map[string]bool{}
-	for _, d := range rtROCmLibDirs {
-		if v, _, ok := strings.Cut(strings.TrimPrefix(d, "$"), "/"); ok && strings.HasPrefix(d, "$") && os.Getenv(v) == "" {
-			continue // $ROCM_PATH/lib with ROCM_PATH unset
-		}
-		d = os.ExpandEnv(d)
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		if _, err := os.Stat(d); err != nil {
-			continue
-		}
-		for _, n := range names {
-			out = append(out, filepath.Join(d, n))
-		}
-	}
-	return out, "default"
-}
-
-// rtOpenFirst loads the first of names that loads; errs has one entry per failure.
-func rtOpenFirst(names []string) (h uintptr, path string, errs []string) {
-	for _, n := range names {
-		p, err := rtOpen(n)
-		if err == nil {
-			return p, n, errs
-		}
-		errs = append(errs, err.Error())
-	}
-	return 0, "", errs
 }
 
 // hipLib is a loaded HIP runtime library with its functions.
@@ -212,38 +88,38 @@ type hipLib struct {
 // the old one. The runtime reads the struct without mirroring either layout (see gcnArchName).
 var hipPropertiesNames = []string{"hipGetDevicePropertiesR0600", "hipGetDeviceProperties"}
 
-func (l *hipLib) table() []rtSym {
-	return []rtSym{
-		{ptr: &l.hipInit, fn: "hipInit"},
-		{ptr: &l.hipDriverGetVersion, fn: "hipDriverGetVersion", optional: true},
-		{ptr: &l.hipRuntimeGetVersion, fn: "hipRuntimeGetVersion", optional: true},
-		{ptr: &l.hipGetErrorName, fn: "hipGetErrorName", optional: true},
-		{ptr: &l.hipGetDeviceCount, fn: "hipGetDeviceCount"},
-		{ptr: &l.hipDeviceGet, fn: "hipDeviceGet"},
-		{ptr: &l.hipDeviceGetName, fn: "hipDeviceGetName"},
-		{ptr: &l.hipDeviceGetAttribute, fn: "hipDeviceGetAttribute"},
-		{ptr: &l.hipDeviceTotalMem, fn: "hipDeviceTotalMem"},
-		{ptr: &l.hipGetDeviceProperties, fn: "hipGetDeviceProperties", names: hipPropertiesNames, optional: true},
-		{ptr: &l.hipSetDevice, fn: "hipSetDevice"},
-		{ptr: &l.hipDeviceSynchronize, fn: "hipDeviceSynchronize"},
-		{ptr: &l.hipModuleLoadData, fn: "hipModuleLoadData"},
-		{ptr: &l.hipModuleUnload, fn: "hipModuleUnload"},
-		{ptr: &l.hipModuleGetFunction, fn: "hipModuleGetFunction"},
-		{ptr: &l.hipFuncGetAttribute, fn: "hipFuncGetAttribute", optional: true},
-		{ptr: &l.hipMalloc, fn: "hipMalloc"},
-		{ptr: &l.hipFree, fn: "hipFree"},
-		{ptr: &l.hipMemcpyHtoD, fn: "hipMemcpyHtoD"},
-		{ptr: &l.hipMemcpyDtoH, fn: "hipMemcpyDtoH"},
-		{ptr: &l.hipMemset, fn: "hipMemset"},
-		{ptr: &l.hipModuleLaunchKernel, fn: "hipModuleLaunchKernel"},
-		{ptr: &l.hipStreamCreate, fn: "hipStreamCreate"},
-		{ptr: &l.hipStreamDestroy, fn: "hipStreamDestroy"},
-		{ptr: &l.hipStreamSynchronize, fn: "hipStreamSynchronize"},
-		{ptr: &l.hipEventCreate, fn: "hipEventCreate"},
-		{ptr: &l.hipEventDestroy, fn: "hipEventDestroy"},
-		{ptr: &l.hipEventRecord, fn: "hipEventRecord"},
-		{ptr: &l.hipEventSynchronize, fn: "hipEventSynchronize"},
-		{ptr: &l.hipEventElapsedTime, fn: "hipEventElapsedTime"},
+func (l *hipLib) table() []dynlib.Sym {
+	return []dynlib.Sym{
+		{Ptr: &l.hipInit, Fn: "hipInit"},
+		{Ptr: &l.hipDriverGetVersion, Fn: "hipDriverGetVersion", Optional: true},
+		{Ptr: &l.hipRuntimeGetVersion, Fn: "hipRuntimeGetVersion", Optional: true},
+		{Ptr: &l.hipGetErrorName, Fn: "hipGetErrorName", Optional: true},
+		{Ptr: &l.hipGetDeviceCount, Fn: "hipGetDeviceCount"},
+		{Ptr: &l.hipDeviceGet, Fn: "hipDeviceGet"},
+		{Ptr: &l.hipDeviceGetName, Fn: "hipDeviceGetName"},
+		{Ptr: &l.hipDeviceGetAttribute, Fn: "hipDeviceGetAttribute"},
+		{Ptr: &l.hipDeviceTotalMem, Fn: "hipDeviceTotalMem"},
+		{Ptr: &l.hipGetDeviceProperties, Fn: "hipGetDeviceProperties", Names: hipPropertiesNames, Optional: true},
+		{Ptr: &l.hipSetDevice, Fn: "hipSetDevice"},
+		{Ptr: &l.hipDeviceSynchronize, Fn: "hipDeviceSynchronize"},
+		{Ptr: &l.hipModuleLoadData, Fn: "hipModuleLoadData"},
+		{Ptr: &l.hipModuleUnload, Fn: "hipModuleUnload"},
+		{Ptr: &l.hipModuleGetFunction, Fn: "hipModuleGetFunction"},
+		{Ptr: &l.hipFuncGetAttribute, Fn: "hipFuncGetAttribute", Optional: true},
+		{Ptr: &l.hipMalloc, Fn: "hipMalloc"},
+		{Ptr: &l.hipFree, Fn: "hipFree"},
+		{Ptr: &l.hipMemcpyHtoD, Fn: "hipMemcpyHtoD"},
+		{Ptr: &l.hipMemcpyDtoH, Fn: "hipMemcpyDtoH"},
+		{Ptr: &l.hipMemset, Fn: "hipMemset"},
+		{Ptr: &l.hipModuleLaunchKernel, Fn: "hipModuleLaunchKernel"},
+		{Ptr: &l.hipStreamCreate, Fn: "hipStreamCreate"},
+		{Ptr: &l.hipStreamDestroy, Fn: "hipStreamDestroy"},
+		{Ptr: &l.hipStreamSynchronize, Fn: "hipStreamSynchronize"},
+		{Ptr: &l.hipEventCreate, Fn: "hipEventCreate"},
+		{Ptr: &l.hipEventDestroy, Fn: "hipEventDestroy"},
+		{Ptr: &l.hipEventRecord, Fn: "hipEventRecord"},
+		{Ptr: &l.hipEventSynchronize, Fn: "hipEventSynchronize"},
+		{Ptr: &l.hipEventElapsedTime, Fn: "hipEventElapsedTime"},
 	}
 }
 
@@ -253,7 +129,7 @@ func (l *hipLib) errorName(code int) string {
 		return s
 	}
 	if l != nil && l.hipGetErrorName != 0 {
-		if s := rtCStringAt(rtCall(l.hipGetErrorName, uintptr(code))); s != "" && s != "hipErrorUnknown" {
+		if s := dynlib.CStringAt(dynlib.Call(l.hipGetErrorName, uintptr(code))); s != "" && s != "hipErrorUnknown" {
 			return s
 		}
 	}
@@ -291,7 +167,7 @@ var rtHIPs struct {
 // the environment is read on every call, so a changed ONESOURCE_HIP_LIBRARY takes effect. A
 // library that loads but whose hipInit fails (no GPU, no driver) is returned with initErr set.
 func loadHIP() (*hipLib, error) {
-	names, source := rtCandidates(LibraryEnv, rtHIPNames)
+	names, source := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
 	key := strings.Join(names, "\x00")
 	rtHIPs.Lock()
 	defer rtHIPs.Unlock()
@@ -312,14 +188,14 @@ func hipNoDevice(code int) bool {
 }
 
 func openHIP(names []string, source string) (*hipLib, error) {
-	if !rtCanLoad || len(names) == 0 {
-		_, err := rtOpen("libamdhip64")
+	if !dynlib.CanLoad || len(names) == 0 {
+		_, err := dynlib.Open("libamdhip64")
 		return nil, rtUnavailable("%v", err)
 	}
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		return nil, rtUnavailable("the runtime supports 64-bit platforms only")
 	}
-	h, path, errs := rtOpenFirst(names)
+	h, path, errs := dynlib.OpenFirst(names)
 	if h == 0 {
 		if source == LibraryEnv {
 			return nil, rtUnavailable("cannot load %q (%s): %s", names[0], source, strings.Join(errs, "; "))
@@ -328,19 +204,19 @@ func openHIP(names []string, source string) (*hipLib, error) {
 			strings.Join(names, ", "), LibraryEnv, errs[0])
 	}
 	l := &hipLib{path: path, source: source, h: h}
-	syms, err := rtResolveAll(fmt.Sprintf("%q", path), l.table(), func(name string) uintptr { return rtSymbol(h, name) })
+	syms, err := dynlib.ResolveAll(fmt.Sprintf("%q", path), l.table(), func(name string) uintptr { return dynlib.Symbol(h, name) })
 	l.symbols = syms
 	if err != nil {
 		return nil, rtUnavailable("%q (%s) is not a usable HIP runtime library: %v", path, source, err)
 	}
 	var v int32
-	if l.hipRuntimeGetVersion != 0 && rtCall(l.hipRuntimeGetVersion, uintptr(unsafe.Pointer(&v))) == 0 {
+	if l.hipRuntimeGetVersion != 0 && dynlib.Call(l.hipRuntimeGetVersion, uintptr(unsafe.Pointer(&v))) == 0 {
 		l.runtimeVersion = int(v)
 	}
-	if l.hipDriverGetVersion != 0 && rtCall(l.hipDriverGetVersion, uintptr(unsafe.Pointer(&v))) == 0 {
+	if l.hipDriverGetVersion != 0 && dynlib.Call(l.hipDriverGetVersion, uintptr(unsafe.Pointer(&v))) == 0 {
 		l.driverVersion = int(v)
 	}
-	if err := l.check("hipInit", rtCall(l.hipInit, 0)); err != nil {
+	if err := l.check("hipInit", dynlib.Call(l.hipInit, 0)); err != nil {
 		var re *ResultError
 		if errors.As(err, &re) && hipNoDevice(re.Code) {
 			l.initErr = rtUnavailable("no HIP device (%s: %v)", path, err)
@@ -383,17 +259,17 @@ type hiprtcLib struct {
 	hiprtcGetCode           uintptr
 }
 
-func (n *hiprtcLib) table() []rtSym {
-	return []rtSym{
-		{ptr: &n.hiprtcVersion, fn: "hiprtcVersion"},
-		{ptr: &n.hiprtcGetErrorString, fn: "hiprtcGetErrorString", optional: true},
-		{ptr: &n.hiprtcCreateProgram, fn: "hiprtcCreateProgram"},
-		{ptr: &n.hiprtcCompileProgram, fn: "hiprtcCompileProgram"},
-		{ptr: &n.hiprtcDestroyProgram, fn: "hiprtcDestroyProgram"},
-		{ptr: &n.hiprtcGetProgramLogSize, fn: "hiprtcGetProgramLogSize"},
-		{ptr: &n.hiprtcGetProgramLog, fn: "hiprtcGetProgramLog"},
-		{ptr: &n.hiprtcGetCodeSize, fn: "hiprtcGetCodeSize"},
-		{ptr: &n.hiprtcGetCode, fn: "hiprtcGetCode"},
+func (n *hiprtcLib) table() []dynlib.Sym {
+	return []dynlib.Sym{
+		{Ptr: &n.hiprtcVersion, Fn: "hiprtcVersion"},
+		{Ptr: &n.hiprtcGetErrorString, Fn: "hiprtcGetErrorString", Optional: true},
+		{Ptr: &n.hiprtcCreateProgram, Fn: "hiprtcCreateProgram"},
+		{Ptr: &n.hiprtcCompileProgram, Fn: "hiprtcCompileProgram"},
+		{Ptr: &n.hiprtcDestroyProgram, Fn: "hiprtcDestroyProgram"},
+		{Ptr: &n.hiprtcGetProgramLogSize, Fn: "hiprtcGetProgramLogSize"},
+		{Ptr: &n.hiprtcGetProgramLog, Fn: "hiprtcGetProgramLog"},
+		{Ptr: &n.hiprtcGetCodeSize, Fn: "hiprtcGetCodeSize"},
+		{Ptr: &n.hiprtcGetCode, Fn: "hiprtcGetCode"},
 	}
 }
 
@@ -407,7 +283,7 @@ func (n *hiprtcLib) check(call string, r uintptr) error {
 	if !ok {
 		name = fmt.Sprintf("hiprtcResult(%d)", code)
 		if n.hiprtcGetErrorString != 0 {
-			if s := rtCStringAt(rtCall(n.hiprtcGetErrorString, uintptr(code))); s != "" {
+			if s := dynlib.CStringAt(dynlib.Call(n.hiprtcGetErrorString, uintptr(code))); s != "" {
 				name += " " + s
 			}
 		}
@@ -428,8 +304,8 @@ var rtHIPRTCs struct {
 // loadHIPRTC loads HIPRTC: the library HIPRTCLibraryEnv names, else the first of libhiprtc.so*,
 // else the hiprtc functions inside the HIP runtime library (ROCm 5.0-5.2).
 func loadHIPRTC() (*hiprtcLib, error) {
-	names, source := rtCandidates(HIPRTCLibraryEnv, rtHIPRTCNames)
-	hipNames, _ := rtCandidates(LibraryEnv, rtHIPNames)
+	names, source := dynlib.Candidates(HIPRTCLibraryEnv, rtHIPRTCNames, rtROCmLibDirs)
+	hipNames, _ := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
 	key := strings.Join(names, "\x00") + "\x01" + strings.Join(hipNames, "\x00")
 	rtHIPRTCs.Lock()
 	defer rtHIPRTCs.Unlock()
@@ -445,10 +321,10 @@ func loadHIPRTC() (*hiprtcLib, error) {
 }
 
 func openHIPRTC(names []string, source string) (*hiprtcLib, error) {
-	if !rtCanLoad || len(names) == 0 {
+	if !dynlib.CanLoad || len(names) == 0 {
 		return nil, rtUnavailable("hiprtc: the runtime cannot load HIPRTC on this platform")
 	}
-	h, path, errs := rtOpenFirst(names)
+	h, path, errs := dynlib.OpenFirst(names)
 	if h == 0 && source == HIPRTCLibraryEnv {
 		return nil, rtUnavailable("hiprtc: cannot load %q (%s): %s", names[0], source, strings.Join(errs, "; "))
 	}
@@ -459,20 +335,20 @@ func openHIPRTC(names []string, source string) (*hiprtcLib, error) {
 			return nil, rtUnavailable("hiprtc: no HIPRTC library found (tried %s; set %s), and no HIP runtime library to look in: %v",
 				strings.Join(names, ", "), HIPRTCLibraryEnv, err)
 		}
-		if rtSymbol(l.h, "hiprtcCreateProgram") == 0 {
+		if dynlib.Symbol(l.h, "hiprtcCreateProgram") == 0 {
 			return nil, rtUnavailable("hiprtc: no HIPRTC library found (tried %s; set %s), and %q has no hiprtc functions",
 				strings.Join(names, ", "), HIPRTCLibraryEnv, l.path)
 		}
 		h, path = l.h, l.path
 	}
 	n := &hiprtcLib{path: path}
-	syms, err := rtResolveAll(fmt.Sprintf("%q", path), n.table(), func(name string) uintptr { return rtSymbol(h, name) })
+	syms, err := dynlib.ResolveAll(fmt.Sprintf("%q", path), n.table(), func(name string) uintptr { return dynlib.Symbol(h, name) })
 	n.symbols = syms
 	if err != nil {
 		return nil, rtUnavailable("hiprtc: %q (%s) is not a usable HIPRTC library: %v", path, source, err)
 	}
 	var major, minor int32
-	if err := n.check("hiprtcVersion", rtCall(n.hiprtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))); err != nil {
+	if err := n.check("hiprtcVersion", dynlib.Call(n.hiprtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))); err != nil {
 		return nil, rtUnavailable("hiprtc: %q: %v", path, err)
 	}
 	n.major, n.minor = int(major), int(minor)
@@ -495,18 +371,18 @@ type comgrLib struct {
 
 // loadComgr loads libamd_comgr, or returns nil.
 func loadComgr() *comgrLib {
-	h, path, _ := rtOpenFirst(rtComgrNames)
+	h, path, _ := dynlib.OpenFirst(rtComgrNames)
 	if h == 0 {
 		return nil
 	}
 	c := &comgrLib{path: path}
-	_, err := rtResolveAll(path, []rtSym{
-		{ptr: &c.amdComgrGetISACount, fn: "amd_comgr_get_isa_count"},
-		{ptr: &c.amdComgrGetISAName, fn: "amd_comgr_get_isa_name"},
-		{ptr: &c.amdComgrCreateActionInfo, fn: "amd_comgr_create_action_info"},
-		{ptr: &c.amdComgrDestroyActionInfo, fn: "amd_comgr_destroy_action_info"},
-		{ptr: &c.amdComgrActionInfoSetISA, fn: "amd_comgr_action_info_set_isa_name"},
-	}, func(name string) uintptr { return rtSymbol(h, name) })
+	_, err := dynlib.ResolveAll(path, []dynlib.Sym{
+		{Ptr: &c.amdComgrGetISACount, Fn: "amd_comgr_get_isa_count"},
+		{Ptr: &c.amdComgrGetISAName, Fn: "amd_comgr_get_isa_name"},
+		{Ptr: &c.amdComgrCreateActionInfo, Fn: "amd_comgr_create_action_info"},
+		{Ptr: &c.amdComgrDestroyActionInfo, Fn: "amd_comgr_destroy_action_info"},
+		{Ptr: &c.amdComgrActionInfoSetISA, Fn: "amd_comgr_action_info_set_isa_name"},
+	}, func(name string) uintptr { return dynlib.Symbol(h, name) })
 	if err != nil {
 		return nil
 	}
@@ -519,16 +395,16 @@ const rtISAPrefix = "amdgcn-amd-amdhsa--"
 // processors lists the processors comgr supports ("gfx90a", ...).
 func (c *comgrLib) processors() []string {
 	var n uintptr
-	if rtCall(c.amdComgrGetISACount, uintptr(unsafe.Pointer(&n))) != 0 || n > 4096 {
+	if dynlib.Call(c.amdComgrGetISACount, uintptr(unsafe.Pointer(&n))) != 0 || n > 4096 {
 		return nil
 	}
 	var out []string
 	for i := uintptr(0); i < n; i++ {
 		var p *byte
-		if rtCall(c.amdComgrGetISAName, i, uintptr(unsafe.Pointer(&p))) != 0 {
+		if dynlib.Call(c.amdComgrGetISAName, i, uintptr(unsafe.Pointer(&p))) != 0 {
 			continue
 		}
-		out = append(out, strings.TrimPrefix(rtCString(p), rtISAPrefix))
+		out = append(out, strings.TrimPrefix(dynlib.CString(p), rtISAPrefix))
 	}
 	return out
 }
@@ -536,11 +412,11 @@ func (c *comgrLib) processors() []string {
 // valid reports whether comgr accepts target (a target ID such as "gfx90a:sramecc+:xnack-").
 func (c *comgrLib) valid(target string) bool {
 	var info uint64 // amd_comgr_action_info_t: a struct of one uint64 handle, passed by value
-	if rtCall(c.amdComgrCreateActionInfo, uintptr(unsafe.Pointer(&info))) != 0 {
+	if dynlib.Call(c.amdComgrCreateActionInfo, uintptr(unsafe.Pointer(&info))) != 0 {
 		return true // cannot ask: let HIPRTC decide
 	}
-	defer rtCall(c.amdComgrDestroyActionInfo, uintptr(info))
-	return rtCall(c.amdComgrActionInfoSetISA, uintptr(info), uintptr(unsafe.Pointer(rtCBytes(rtISAPrefix+target)))) == 0
+	defer dynlib.Call(c.amdComgrDestroyActionInfo, uintptr(info))
+	return dynlib.Call(c.amdComgrActionInfoSetISA, uintptr(info), uintptr(unsafe.Pointer(dynlib.CBytes(rtISAPrefix+target)))) == 0
 }
 
 // rtTargetPattern is the shape of an AMDGPU target ID: a processor and optional features.

@@ -2,8 +2,6 @@
 
 package hip
 
-import "github.com/ebitengine/purego"
-
 // rtHIPNames are the HIP runtime libraries tried in order when ONESOURCE_HIP_LIBRARY is unset:
 // the unversioned development name, then the sonames of ROCm 6 and 5. Each is also tried in the
 // ROCm folders rtROCmLibDirs lists.
@@ -20,17 +18,3 @@ var rtComgrNames = []string{"libamd_comgr.so", "libamd_comgr.so.3", "libamd_comg
 
 // rtROCmLibDirs are the folders beside the default search path where ROCm keeps its libraries.
 var rtROCmLibDirs = []string{"$ROCM_PATH/lib", "$HIP_PATH/lib", "/opt/rocm/lib"}
-
-// rtOpen loads a shared library (dlopen).
-func rtOpen(path string) (uintptr, error) {
-	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-}
-
-// rtSymbol returns the address of name in the library h, 0 if it is missing.
-func rtSymbol(h uintptr, name string) uintptr {
-	p, err := purego.Dlsym(h, name)
-	if err != nil {
-		return 0
-	}
-	return p
-}

@@ -2,8 +2,6 @@
 
 package hip
 
-import "syscall"
-
 // rtHIPNames are the HIP runtime DLLs tried in order when ONESOURCE_HIP_LIBRARY is unset.
 var rtHIPNames = []string{"amdhip64_7.dll", "amdhip64_6.dll", "amdhip64.dll"}
 
@@ -15,18 +13,3 @@ var rtComgrNames = []string{"amd_comgr_3.dll", "amd_comgr_2.dll", "amd_comgr.dll
 
 // rtROCmLibDirs are the folders beside the default search path where the HIP SDK keeps its DLLs.
 var rtROCmLibDirs = []string{"$HIP_PATH/bin"}
-
-// rtOpen loads a DLL.
-func rtOpen(path string) (uintptr, error) {
-	h, err := syscall.LoadLibrary(path)
-	return uintptr(h), err
-}
-
-// rtSymbol returns the address of name in the DLL h, 0 if it is missing.
-func rtSymbol(h uintptr, name string) uintptr {
-	p, err := syscall.GetProcAddress(syscall.Handle(h), name)
-	if err != nil {
-		return 0
-	}
-	return p
-}

@@ -2,6 +2,7 @@ package hip
 
 import (
 	"errors"
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"os"
 	"os/exec"
 	"regexp"
@@ -74,10 +75,10 @@ func TestRuntimeLibraryLoads(t *testing.T) {
 	}
 	got := lib.Symbols["hipGetDeviceProperties"]
 	want := "hipGetDeviceProperties"
-	if rtSymbol(l.h, "hipGetDevicePropertiesR0600") != 0 {
+	if dynlib.Symbol(l.h, "hipGetDevicePropertiesR0600") != 0 {
 		want = "hipGetDevicePropertiesR0600"
 	}
-	if rtSymbol(l.h, want) != 0 && got != want {
+	if dynlib.Symbol(l.h, want) != 0 && got != want {
 		t.Fatalf("hipGetDeviceProperties resolved to %q; the library exports %q", got, want)
 	}
 	t.Logf("hipGetDeviceProperties -> %s", got)
@@ -106,7 +107,7 @@ func TestRuntimeResolveVersioned(t *testing.T) {
 		{rtFakeSymbols{"hipInit": 3}, 0, ""},
 	}
 	for _, c := range cases {
-		addr, name := rtResolve(c.table.lookup, hipPropertiesNames...)
+		addr, name := dynlib.Resolve(c.table.lookup, hipPropertiesNames...)
 		if addr != c.wantAddr || name != c.wantName {
 			t.Errorf("%v: got %d %q, want %d %q", c.table, addr, name, c.wantAddr, c.wantName)
 		}
@@ -114,14 +115,14 @@ func TestRuntimeResolveVersioned(t *testing.T) {
 		l := &hipLib{}
 		full := rtFakeSymbols{}
 		for i, s := range l.table() {
-			if s.names == nil {
-				full[s.fn] = uintptr(100 + i)
+			if s.Names == nil {
+				full[s.Fn] = uintptr(100 + i)
 			}
 		}
 		for k, v := range c.table {
 			full[k] = v
 		}
-		syms, err := rtResolveAll("fake", l.table(), full.lookup)
+		syms, err := dynlib.ResolveAll("fake", l.table(), full.lookup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestRuntimeResolveVersioned(t *testing.T) {
 		}
 	}
 	l := &hipLib{}
-	_, err := rtResolveAll(`"libfake.so"`, l.table(), rtFakeSymbols{"hipGetDeviceCount": 1}.lookup)
+	_, err := dynlib.ResolveAll(`"libfake.so"`, l.table(), rtFakeSymbols{"hipGetDeviceCount": 1}.lookup)
 	if err == nil || !strings.Contains(err.Error(), "hipInit") || strings.Contains(err.Error(), "hipGetDeviceCount") ||
 		strings.Contains(err.Error(), "hipGetDeviceProperties") {
 		t.Fatalf("missing functions: %v", err)
@@ -192,7 +193,7 @@ func TestRuntimeMissingLibrary(t *testing.T) {
 
 // TestRuntimeNotAHIPLibrary points ONESOURCE_HIP_LIBRARY at the C library.
 func TestRuntimeNotAHIPLibrary(t *testing.T) {
-	if runtime.GOOS != "linux" || !rtCanLoad {
+	if runtime.GOOS != "linux" || !dynlib.CanLoad {
 		t.Skip("needs Linux's libc.so.6")
 	}
 	t.Setenv(LibraryEnv, "libc.so.6")
@@ -370,17 +371,17 @@ func TestRuntimeResultNames(t *testing.T) {
 
 // TestRuntimeCandidates checks the library search lists.
 func TestRuntimeCandidates(t *testing.T) {
-	if !rtCanLoad {
+	if !dynlib.CanLoad {
 		t.Skip("no library loading on this platform")
 	}
 	t.Setenv(LibraryEnv, "/x/libamdhip64.so.9")
-	if got, src := rtCandidates(LibraryEnv, rtHIPNames); !slices.Equal(got, []string{"/x/libamdhip64.so.9"}) || src != LibraryEnv {
+	if got, src := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs); !slices.Equal(got, []string{"/x/libamdhip64.so.9"}) || src != LibraryEnv {
 		t.Fatalf("%v %s", got, src)
 	}
 	t.Setenv(LibraryEnv, "")
 	t.Setenv("ROCM_PATH", "")
 	t.Setenv("HIP_PATH", "")
-	got, _ := rtCandidates(LibraryEnv, rtHIPNames)
+	got, _ := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
 	if !slices.Equal(got[:len(rtHIPNames)], rtHIPNames) {
 		t.Fatalf("%v", got)
 	}
@@ -390,7 +391,7 @@ func TestRuntimeCandidates(t *testing.T) {
 				t.Errorf("candidates lack %s", n)
 			}
 		}
-		rtc, _ := rtCandidates(HIPRTCLibraryEnv, rtHIPRTCNames)
+		rtc, _ := dynlib.Candidates(HIPRTCLibraryEnv, rtHIPRTCNames, rtROCmLibDirs)
 		for _, n := range []string{"libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5"} {
 			if !slices.Contains(rtc, n) {
 				t.Errorf("HIPRTC candidates lack %s", n)

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/cfamily"
-	"github.com/onesource-go/onesource/backends/cfamily/cfamilytest"
 	"github.com/onesource-go/onesource/backends/metal"
+	"github.com/onesource-go/onesource/internal/irtest"
 	"github.com/onesource-go/onesource/ir"
 )
 
@@ -71,7 +71,7 @@ func golden(t *testing.T, path, got string) {
 }
 
 func TestEmitExamples(t *testing.T) {
-	ks, err := cfamilytest.Examples()
+	ks, err := irtest.Examples()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestEmitExamples(t *testing.T) {
 }
 
 func TestEmitCases(t *testing.T) {
-	for _, c := range cfamilytest.Cases {
+	for _, c := range irtest.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			k, err := c.Kernel()
 			if err != nil {
@@ -122,7 +122,7 @@ func TestEmitCases(t *testing.T) {
 }
 
 func TestEmitReductions(t *testing.T) {
-	ks, err := cfamilytest.Reductions()
+	ks, err := irtest.Reductions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestHostCheckBites(t *testing.T) {
 }
 
 func TestHeader(t *testing.T) {
-	ks, err := cfamilytest.Examples()
+	ks, err := irtest.Examples()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/internal/irtest"
 	"github.com/onesource-go/onesource/ir"
 )
 
@@ -11,58 +12,58 @@ import (
 // loop of packed int8 dot products scaled by f16 factors, a subgroup butterfly by shuffles, a
 // shared-memory combine across subgroups behind barriers, and the store.
 func matvecKernel(t testing.TB) *ir.Kernel {
-	b := newKB("matvec_q8", 64)
-	w := b.buffer("weights", u32, ir.ReadOnly)
-	scales := b.buffer("scales", f16, ir.ReadOnly)
-	x := b.buffer("x", u32, ir.ReadOnly)
-	xs := b.buffer("x_scales", f32, ir.ReadOnly)
-	y := b.buffer("y", f32, ir.WriteOnly)
-	cols := b.param("cols", u32)
-	sh := b.shared("partial", f32, 8)
-	acc := b.local("acc", f32)
-	i := b.local("i", u32)
-	row := b.name(b.builtin(ir.WorkgroupID, 0), "row")
-	li := b.name(b.builtin(ir.LocalIndex, 0), "tid")
-	blocks := b.name(b.bin(ir.OpShr, b.p(cols), b.u32(5)), "blocks")
-	b.setv(acc, b.f32(0))
-	b.setv(i, li)
-	b.loop(func() {
-		blk := b.getv(i)
-		b.ifElse(b.bin(ir.OpGe, blk, blocks), func() { b.brk() }, nil)
-		base := b.bin(ir.OpAdd, b.bin(ir.OpMul, row, b.bin(ir.OpMul, blocks, b.u32(8))), b.bin(ir.OpMul, blk, b.u32(8)))
+	b := irtest.New("matvec_q8", 64)
+	w := b.Buffer("weights", u32, ir.ReadOnly)
+	scales := b.Buffer("scales", f16, ir.ReadOnly)
+	x := b.Buffer("x", u32, ir.ReadOnly)
+	xs := b.Buffer("x_scales", f32, ir.ReadOnly)
+	y := b.Buffer("y", f32, ir.WriteOnly)
+	cols := b.Param("cols", u32)
+	sh := b.Shared("partial", f32, 8)
+	acc := b.Local("acc", f32)
+	i := b.Local("i", u32)
+	row := b.Name(b.Builtin(ir.WorkgroupID, 0), "row")
+	li := b.Name(b.Builtin(ir.LocalIndex, 0), "tid")
+	blocks := b.Name(b.Bin(ir.OpShr, b.P(cols), b.U32(5)), "blocks")
+	b.SetV(acc, b.F32(0))
+	b.SetV(i, li)
+	b.Loop(func() {
+		blk := b.GetV(i)
+		b.If(b.Bin(ir.OpGe, blk, blocks), func() { b.Break() }, nil)
+		base := b.Bin(ir.OpAdd, b.Bin(ir.OpMul, row, b.Bin(ir.OpMul, blocks, b.U32(8))), b.Bin(ir.OpMul, blk, b.U32(8)))
 		var sum *ir.Inst
 		for q := range 8 {
-			wq := b.ld(w, b.bin(ir.OpAdd, base, b.u32(uint32(q))))
-			xq := b.ld(x, b.bin(ir.OpAdd, b.bin(ir.OpMul, blk, b.u32(8)), b.u32(uint32(q))))
-			d := b.op(ir.OpDotI8x4, i32, wq, xq)
+			wq := b.Ld(w, b.Bin(ir.OpAdd, base, b.U32(uint32(q))))
+			xq := b.Ld(x, b.Bin(ir.OpAdd, b.Bin(ir.OpMul, blk, b.U32(8)), b.U32(uint32(q))))
+			d := b.Op(ir.OpDotI8x4, i32, wq, xq)
 			if sum == nil {
 				sum = d
 			} else {
-				sum = b.bin(ir.OpAdd, sum, d)
+				sum = b.Bin(ir.OpAdd, sum, d)
 			}
 		}
-		ws := b.conv(f32, b.ld(scales, b.bin(ir.OpAdd, b.bin(ir.OpMul, row, blocks), blk)))
-		v := b.bin(ir.OpMul, b.bin(ir.OpMul, b.conv(f32, sum), ws), b.ld(xs, blk))
-		b.setv(acc, b.bin(ir.OpAdd, b.getv(acc), v))
+		ws := b.Conv(f32, b.Ld(scales, b.Bin(ir.OpAdd, b.Bin(ir.OpMul, row, blocks), blk)))
+		v := b.Bin(ir.OpMul, b.Bin(ir.OpMul, b.Conv(f32, sum), ws), b.Ld(xs, blk))
+		b.SetV(acc, b.Bin(ir.OpAdd, b.GetV(acc), v))
 	}, func() {
-		b.setv(i, b.bin(ir.OpAdd, b.getv(i), b.u32(64)))
+		b.SetV(i, b.Bin(ir.OpAdd, b.GetV(i), b.U32(64)))
 	})
-	s := b.getv(acc)
+	s := b.GetV(acc)
 	for _, m := range []uint32{1, 2, 4} {
-		s = b.bin(ir.OpAdd, s, b.op(ir.OpShuffleXor, f32, s, b.u32(m)))
+		s = b.Bin(ir.OpAdd, s, b.Op(ir.OpShuffleXor, f32, s, b.U32(m)))
 	}
-	lane := b.builtin(ir.SubgroupLane, 0)
-	sg := b.builtin(ir.SubgroupID, 0)
-	b.ifElse(b.bin(ir.OpEq, lane, b.u32(0)), func() { b.store(ir.MemShared, sh, sg, s) }, nil)
-	b.barrier()
-	b.ifElse(b.bin(ir.OpEq, li, b.u32(0)), func() {
-		t := b.load(ir.MemShared, sh, b.u32(0))
+	lane := b.Builtin(ir.SubgroupLane, 0)
+	sg := b.Builtin(ir.SubgroupID, 0)
+	b.If(b.Bin(ir.OpEq, lane, b.U32(0)), func() { b.Store(ir.MemShared, sh, sg, s) }, nil)
+	b.Barrier()
+	b.If(b.Bin(ir.OpEq, li, b.U32(0)), func() {
+		t := b.Load(ir.MemShared, sh, b.U32(0))
 		for k := 1; k < 8; k++ {
-			t = b.bin(ir.OpAdd, t, b.load(ir.MemShared, sh, b.u32(uint32(k))))
+			t = b.Bin(ir.OpAdd, t, b.Load(ir.MemShared, sh, b.U32(uint32(k))))
 		}
-		b.st(y, row, t)
+		b.St(y, row, t)
 	}, nil)
-	return b.done(t)
+	return done(t, b)
 }
 
 // BenchmarkEmit reports the emission time of one mid-sized kernel (ns/op is per kernel).

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/internal/irtest"
 	"github.com/onesource-go/onesource/ir"
 )
 
@@ -128,14 +129,14 @@ func TestExecNoContraction(t *testing.T) {
 	for _, lanes := range []int{1, 4} {
 		t.Run(fmt.Sprintf("lanes%d", lanes), func(t *testing.T) {
 			typ := ir.Vec(ir.F32, lanes)
-			kb := newKB(fmt.Sprintf("fma_free_%d", lanes), 64)
-			ba := kb.buffer("a", typ, ir.ReadOnly)
-			bb := kb.buffer("b", typ, ir.ReadOnly)
-			bc := kb.buffer("c", typ, ir.ReadOnly)
-			out := kb.buffer("out", typ, ir.WriteOnly)
-			g := kb.gid()
-			kb.st(out, g, kb.bin(ir.OpAdd, kb.bin(ir.OpMul, kb.ld(ba, g), kb.ld(bb, g)), kb.ld(bc, g)))
-			k := kb.done(t)
+			kb := irtest.New(fmt.Sprintf("fma_free_%d", lanes), 64)
+			ba := kb.Buffer("a", typ, ir.ReadOnly)
+			bb := kb.Buffer("b", typ, ir.ReadOnly)
+			bc := kb.Buffer("c", typ, ir.ReadOnly)
+			out := kb.Buffer("out", typ, ir.WriteOnly)
+			g := kb.GID()
+			kb.St(out, g, kb.Bin(ir.OpAdd, kb.Bin(ir.OpMul, kb.Ld(ba, g), kb.Ld(bb, g)), kb.Ld(bc, g)))
+			k := done(t, kb)
 			f := func(v []float32) []byte {
 				o := make([]byte, 4*len(v))
 				for i, x := range v {
@@ -169,15 +170,15 @@ func TestExecDotI8x4(t *testing.T) {
 	a[0], b[0] = 0x80808080, 0x80808080 // 4 * 16384: wraps when added to MaxInt32
 	a[1], b[1] = 0x7f7f7f7f, 0x80808080
 	a[2], b[2] = 0xffffffff, 0x01ff01ff
-	kb := newKB("dot_i8x4", 64)
-	ba := kb.buffer("a", u32, ir.ReadOnly)
-	bb := kb.buffer("b", u32, ir.ReadOnly)
-	out := kb.buffer("out", i32, ir.WriteOnly)
-	pc := kb.param("c", i32)
-	g := kb.gid()
-	d := kb.op(ir.OpDotI8x4, i32, kb.ld(ba, g), kb.ld(bb, g))
-	kb.st(out, g, kb.bin(ir.OpAdd, d, kb.p(pc)))
-	k := kb.done(t)
+	kb := irtest.New("dot_i8x4", 64)
+	ba := kb.Buffer("a", u32, ir.ReadOnly)
+	bb := kb.Buffer("b", u32, ir.ReadOnly)
+	out := kb.Buffer("out", i32, ir.WriteOnly)
+	pc := kb.Param("c", i32)
+	g := kb.GID()
+	d := kb.Op(ir.OpDotI8x4, i32, kb.Ld(ba, g), kb.Ld(bb, g))
+	kb.St(out, g, kb.Bin(ir.OpAdd, d, kb.P(pc)))
+	k := done(t, kb)
 	const c = math.MaxInt32
 	res := runOnDevice(t, k, vulkan.EmitOptions{}, [][]byte{u32s(a...), u32s(b...), make([]byte, 4*n)}, u32s(c), [3]uint32{n / 64, 1, 1})
 	for i := range n {
@@ -196,20 +197,20 @@ func TestExecDotI8x4(t *testing.T) {
 func TestExecShuffleXor(t *testing.T) {
 	const n = 128
 	masks := []uint32{1, 2, 4, 7}
-	kb := newKB("shuffle_xor", 64)
-	in := kb.buffer("in", f32, ir.ReadOnly)
-	out := kb.buffer("out", u32, ir.WriteOnly)
-	g := kb.gid()
-	x := kb.ld(in, g)
-	base := kb.bin(ir.OpMul, g, kb.u32(8))
+	kb := irtest.New("shuffle_xor", 64)
+	in := kb.Buffer("in", f32, ir.ReadOnly)
+	out := kb.Buffer("out", u32, ir.WriteOnly)
+	g := kb.GID()
+	x := kb.Ld(in, g)
+	base := kb.Bin(ir.OpMul, g, kb.U32(8))
 	for j, m := range masks {
-		kb.st(out, kb.bin(ir.OpAdd, base, kb.u32(uint32(j))), kb.bcast(u32, kb.op(ir.OpShuffleXor, f32, x, kb.u32(m))))
+		kb.St(out, kb.Bin(ir.OpAdd, base, kb.U32(uint32(j))), kb.Bitcast(u32, kb.Op(ir.OpShuffleXor, f32, x, kb.U32(m))))
 	}
-	kb.st(out, kb.bin(ir.OpAdd, base, kb.u32(4)), kb.op(ir.OpShuffleXor, u32, g, kb.builtin(ir.SubgroupLane, 0)))
-	kb.st(out, kb.bin(ir.OpAdd, base, kb.u32(5)), kb.builtin(ir.SubgroupSize, 0))
-	kb.st(out, kb.bin(ir.OpAdd, base, kb.u32(6)), kb.builtin(ir.SubgroupLane, 0))
-	kb.st(out, kb.bin(ir.OpAdd, base, kb.u32(7)), kb.builtin(ir.SubgroupID, 0))
-	k := kb.done(t)
+	kb.St(out, kb.Bin(ir.OpAdd, base, kb.U32(4)), kb.Op(ir.OpShuffleXor, u32, g, kb.Builtin(ir.SubgroupLane, 0)))
+	kb.St(out, kb.Bin(ir.OpAdd, base, kb.U32(5)), kb.Builtin(ir.SubgroupSize, 0))
+	kb.St(out, kb.Bin(ir.OpAdd, base, kb.U32(6)), kb.Builtin(ir.SubgroupLane, 0))
+	kb.St(out, kb.Bin(ir.OpAdd, base, kb.U32(7)), kb.Builtin(ir.SubgroupID, 0))
+	k := done(t, kb)
 	vals := make([]uint32, n)
 	for i := range vals {
 		vals[i] = math.Float32bits(float32(i)*1.5 - 7)
@@ -234,32 +235,32 @@ func fromF16(h uint16) float32 { return float32(ir.ConstFloat(ir.TF16, uint64(h)
 // narrow (wrapping); f32 -> f16 rounds to nearest even; f16 -> f32 is exact.
 func TestExecNarrow(t *testing.T) {
 	const n = 64
-	kb := newKB("narrow_exec", 64)
+	kb := irtest.New("narrow_exec", 64)
 	type nb struct {
 		s       ir.Scalar
 		in, out int
 	}
 	var ns []nb
 	for _, s := range []ir.Scalar{ir.I8, ir.U8, ir.I16, ir.U16} {
-		ns = append(ns, nb{s, kb.buffer("in_"+s.String(), ir.S(s), ir.ReadOnly), kb.buffer("out_"+s.String(), ir.S(s), ir.WriteOnly)})
+		ns = append(ns, nb{s, kb.Buffer("in_"+s.String(), ir.S(s), ir.ReadOnly), kb.Buffer("out_"+s.String(), ir.S(s), ir.WriteOnly)})
 	}
-	wide := kb.buffer("wide", i32, ir.WriteOnly) // the widened values, as i32 bits
-	inF32 := kb.buffer("in_f32", f32, ir.ReadOnly)
-	outF16 := kb.buffer("out_f16", f16, ir.WriteOnly)
-	inF16 := kb.buffer("in_f16", f16, ir.ReadOnly)
-	outF32 := kb.buffer("out_f32", f32, ir.WriteOnly)
-	g := kb.gid()
+	wide := kb.Buffer("wide", i32, ir.WriteOnly) // the widened values, as i32 bits
+	inF32 := kb.Buffer("in_f32", f32, ir.ReadOnly)
+	outF16 := kb.Buffer("out_f16", f16, ir.WriteOnly)
+	inF16 := kb.Buffer("in_f16", f16, ir.ReadOnly)
+	outF32 := kb.Buffer("out_f32", f32, ir.WriteOnly)
+	g := kb.GID()
 	for j, x := range ns {
-		v := kb.ld(x.in, g)
-		kb.st(x.out, g, kb.bin(ir.OpMul, v, kb.c(v.Type, 3))) // wraps when narrowed
+		v := kb.Ld(x.in, g)
+		kb.St(x.out, g, kb.Bin(ir.OpMul, v, kb.C(v.Type, 3))) // wraps when narrowed
 		if v.Type == u32 {
-			v = kb.bcast(i32, v)
+			v = kb.Bitcast(i32, v)
 		}
-		kb.st(wide, kb.bin(ir.OpAdd, kb.bin(ir.OpMul, g, kb.u32(4)), kb.u32(uint32(j))), v)
+		kb.St(wide, kb.Bin(ir.OpAdd, kb.Bin(ir.OpMul, g, kb.U32(4)), kb.U32(uint32(j))), v)
 	}
-	kb.st(outF16, g, kb.conv(f16, kb.ld(inF32, g)))
-	kb.st(outF32, g, kb.conv(f32, kb.ld(inF16, g)))
-	k := kb.done(t)
+	kb.St(outF16, g, kb.Conv(f16, kb.Ld(inF32, g)))
+	kb.St(outF32, g, kb.Conv(f32, kb.Ld(inF16, g)))
+	k := done(t, kb)
 
 	r := rand.New(rand.NewPCG(5, 5))
 	bufs := make([][]byte, 0, 13)
@@ -684,38 +685,38 @@ func TestExecControlFlow(t *testing.T) {
 		// i := 0; loop { if i > 100 { break } } continuing { i++; if i == g%7+1 { out[g] = 10*i;
 		// return } }; out[g] = 999 -- and for odd g the return (of 10*target+1) comes from a loop
 		// nested in the continuing block.
-		kb := newKB("return_in_continuing", 64)
-		out := kb.buffer("out", u32, ir.ReadWrite)
-		i := kb.local("i", u32)
-		j := kb.local("j", u32)
-		g := kb.gid()
-		target := kb.bin(ir.OpAdd, kb.bin(ir.OpRem, g, kb.u32(7)), kb.u32(1))
-		odd := kb.bin(ir.OpEq, kb.bin(ir.OpAnd, g, kb.u32(1)), kb.u32(1))
-		kb.setv(i, kb.u32(0))
-		kb.loop(func() {
-			kb.ifElse(kb.bin(ir.OpGt, kb.getv(i), kb.u32(100)), func() { kb.brk() }, nil)
+		kb := irtest.New("return_in_continuing", 64)
+		out := kb.Buffer("out", u32, ir.ReadWrite)
+		i := kb.Local("i", u32)
+		j := kb.Local("j", u32)
+		g := kb.GID()
+		target := kb.Bin(ir.OpAdd, kb.Bin(ir.OpRem, g, kb.U32(7)), kb.U32(1))
+		odd := kb.Bin(ir.OpEq, kb.Bin(ir.OpAnd, g, kb.U32(1)), kb.U32(1))
+		kb.SetV(i, kb.U32(0))
+		kb.Loop(func() {
+			kb.If(kb.Bin(ir.OpGt, kb.GetV(i), kb.U32(100)), func() { kb.Break() }, nil)
 		}, func() {
-			kb.setv(i, kb.bin(ir.OpAdd, kb.getv(i), kb.u32(1)))
-			kb.ifElse(odd, func() {
+			kb.SetV(i, kb.Bin(ir.OpAdd, kb.GetV(i), kb.U32(1)))
+			kb.If(odd, func() {
 				// a loop inside the continuing block cannot break: it leaves by returning
-				kb.setv(j, kb.u32(0))
-				kb.loop(func() {
-					kb.setv(j, kb.bin(ir.OpAdd, kb.getv(j), kb.u32(1)))
-					kb.ifElse(kb.bin(ir.OpEq, kb.getv(j), target), func() {
-						kb.st(out, g, kb.bin(ir.OpAdd, kb.bin(ir.OpMul, kb.getv(j), kb.u32(10)), kb.u32(1)))
-						kb.ret()
+				kb.SetV(j, kb.U32(0))
+				kb.Loop(func() {
+					kb.SetV(j, kb.Bin(ir.OpAdd, kb.GetV(j), kb.U32(1)))
+					kb.If(kb.Bin(ir.OpEq, kb.GetV(j), target), func() {
+						kb.St(out, g, kb.Bin(ir.OpAdd, kb.Bin(ir.OpMul, kb.GetV(j), kb.U32(10)), kb.U32(1)))
+						kb.Return()
 					}, nil)
 				}, nil)
 			}, func() {
-				kb.ifElse(kb.bin(ir.OpEq, kb.getv(i), target), func() {
-					kb.st(out, g, kb.bin(ir.OpMul, kb.getv(i), kb.u32(10)))
-					kb.ret()
+				kb.If(kb.Bin(ir.OpEq, kb.GetV(i), target), func() {
+					kb.St(out, g, kb.Bin(ir.OpMul, kb.GetV(i), kb.U32(10)))
+					kb.Return()
 				}, nil)
 			})
-			kb.st(out, g, kb.u32(555)) // overwritten before any return
+			kb.St(out, g, kb.U32(555)) // overwritten before any return
 		})
-		kb.st(out, g, kb.u32(999))
-		k := kb.done(t)
+		kb.St(out, g, kb.U32(999))
+		k := done(t, kb)
 		res := runOnDevice(t, k, vulkan.EmitOptions{}, [][]byte{make([]byte, 4*n)}, nil, [3]uint32{1, 1, 1})
 		for x := range uint32(n) {
 			want := (x%7 + 1) * 10

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/internal/irtest"
 	"github.com/onesource-go/onesource/ir"
 )
 
@@ -17,7 +18,7 @@ import (
 // are dropped by the caller.
 type irGen struct {
 	data  []byte
-	b     *kb
+	b     *irtest.Builder
 	pool  [][]*ir.Inst // visible values, one slice per open block
 	depth int          // block nesting
 	loops int          // loop bodies open (break/continue allowed when > 0 and cont == 0)
@@ -59,23 +60,23 @@ var genShared = []ir.Type{ir.TI32, ir.TU32, ir.TF32, ir.Vec(ir.F32, 4), ir.Vec(i
 func genKernel(data []byte) *ir.Kernel {
 	g := &irGen{data: data}
 	wgs := [][]uint32{{64}, {8}, {1}, {8, 8}, {4, 2, 2}, {32}}
-	g.b = newKB("fuzz", wgs[g.intn(len(wgs))]...)
+	g.b = irtest.New("fuzz", wgs[g.intn(len(wgs))]...)
 	b := g.b
 	for i := range 1 + g.intn(4) {
-		b.buffer("b"+itoaS(i), genElems[g.intn(len(genElems))], ir.Access(g.intn(3)))
+		b.Buffer("b"+itoaS(i), genElems[g.intn(len(genElems))], ir.Access(g.intn(3)))
 	}
 	for i := range g.intn(3) {
-		b.param("p"+itoaS(i), []ir.Type{ir.TI32, ir.TU32, ir.TF32}[g.intn(3)])
+		b.Param("p"+itoaS(i), []ir.Type{ir.TI32, ir.TU32, ir.TF32}[g.intn(3)])
 	}
 	for i := range g.intn(3) {
-		b.shared("s"+itoaS(i), genShared[g.intn(len(genShared))], 1+g.intn(64))
+		b.Shared("s"+itoaS(i), genShared[g.intn(len(genShared))], 1+g.intn(64))
 	}
 	for i := range g.intn(4) {
-		b.local("v"+itoaS(i), g.valueType())
+		b.Local("v"+itoaS(i), g.valueType())
 	}
 	g.pool = [][]*ir.Inst{nil}
 	g.stmts(3 + g.intn(10))
-	return b.k
+	return b.K
 }
 
 func itoaS(i int) string { return string(rune('0' + i)) }
@@ -113,22 +114,22 @@ func (g *irGen) stmts(n int) {
 
 func (g *irGen) stmt() {
 	b := g.b
-	k := b.k
+	k := b.K
 	switch g.intn(16) {
 	case 0, 1, 2: // a store to a buffer
 		if i := g.intn(len(k.Buffers)); k.Buffers[i].Access != ir.ReadOnly {
 			e := k.Buffers[i].Elem
-			b.st(i, g.index(), g.val(ir.Type{Scalar: e.Scalar.Widened(), Lanes: e.Lanes}))
+			b.St(i, g.index(), g.val(ir.Type{Scalar: e.Scalar.Widened(), Lanes: e.Lanes}))
 		}
 	case 3: // shared
 		if len(k.Shared) > 0 {
 			i := g.intn(len(k.Shared))
-			b.store(ir.MemShared, i, g.index(), g.val(k.Shared[i].Elem))
+			b.Store(ir.MemShared, i, g.index(), g.val(k.Shared[i].Elem))
 		}
 	case 4, 5: // variable
 		if len(k.Vars) > 0 {
 			i := g.intn(len(k.Vars))
-			b.setv(i, g.val(k.Vars[i].Type))
+			b.SetV(i, g.val(k.Vars[i].Type))
 		}
 	case 6, 7: // if / else
 		if g.depth < 4 {
@@ -137,7 +138,7 @@ func (g *irGen) stmt() {
 			if g.chance(50) {
 				els = g.nested(func() { g.stmts(1 + g.intn(4)) })
 			}
-			b.ifElse(cond, g.nested(func() { g.stmts(1 + g.intn(4)) }), els)
+			b.If(cond, g.nested(func() { g.stmts(1 + g.intn(4)) }), els)
 		}
 	case 8: // loop
 		if g.depth < 4 {
@@ -146,7 +147,7 @@ func (g *irGen) stmt() {
 				saved := g.cont
 				g.cont = 0
 				if g.chance(70) {
-					b.ifElse(g.val(ir.TBool), g.nested(func() { g.stmts(g.intn(2)); b.brk() }), nil)
+					b.If(g.val(ir.TBool), g.nested(func() { g.stmts(g.intn(2)); b.Break() }), nil)
 				}
 				g.stmts(1 + g.intn(4))
 				g.cont = saved
@@ -160,23 +161,23 @@ func (g *irGen) stmt() {
 					g.cont--
 				})
 			}
-			b.loop(body, cont)
+			b.Loop(body, cont)
 		}
 	case 9: // break / continue
 		if g.loops > 0 && g.cont == 0 {
 			if g.chance(50) {
-				b.brk()
+				b.Break()
 			} else {
-				b.cont()
+				b.Continue()
 			}
 		}
 	case 10: // return
 		if g.chance(40) {
-			b.ret()
+			b.Return()
 		}
 	case 11: // barrier
 		if g.chance(50) {
-			b.barrier()
+			b.Barrier()
 		}
 	default: // a value, often used by a store later
 		g.val(g.valueType())
@@ -231,7 +232,7 @@ func (g *irGen) konst(t ir.Type) *ir.Inst {
 	default:
 		bits = uint64(g.byte())
 	}
-	return g.def(b.cbits(t, bits))
+	return g.def(b.Bits(t, bits))
 }
 
 func numericT(t ir.Type) bool { return t.Scalar == ir.I32 || t.Scalar == ir.U32 || t.Scalar.IsFloat() }
@@ -239,16 +240,16 @@ func integerT(t ir.Type) bool { return t.Scalar == ir.I32 || t.Scalar == ir.U32 
 
 // make builds a new value of type t with a random operation that yields t.
 func (g *irGen) make(t ir.Type) *ir.Inst {
-	b, k := g.b, g.b.k
+	b, k := g.b, g.b.K
 	type maker func() *ir.Inst
 	var ms []maker
-	un := func(op ir.Op) maker { return func() *ir.Inst { return g.def(b.op(op, t, g.val(t))) } }
-	bin := func(op ir.Op) maker { return func() *ir.Inst { return g.def(b.op(op, t, g.val(t), g.val(t))) } }
+	un := func(op ir.Op) maker { return func() *ir.Inst { return g.def(b.Op(op, t, g.val(t))) } }
+	bin := func(op ir.Op) maker { return func() *ir.Inst { return g.def(b.Op(op, t, g.val(t), g.val(t))) } }
 	if numericT(t) {
 		ms = append(ms, un(ir.OpNeg), un(ir.OpAbs), bin(ir.OpAdd), bin(ir.OpSub), bin(ir.OpMul), bin(ir.OpDiv), bin(ir.OpMin), bin(ir.OpMax))
 		ms = append(ms, func() *ir.Inst {
 			from := ir.Type{Scalar: []ir.Scalar{ir.I32, ir.U32, ir.F32, ir.F16}[g.intn(4)], Lanes: t.Lanes}
-			return g.def(b.op(ir.OpConvert, t, g.val(from)))
+			return g.def(b.Op(ir.OpConvert, t, g.val(from)))
 		})
 	}
 	if t.Scalar.IsFloat() {
@@ -261,13 +262,13 @@ func (g *irGen) make(t ir.Type) *ir.Inst {
 		ms = append(ms, un(ir.OpNot), bin(ir.OpAnd), bin(ir.OpOr), bin(ir.OpXor), func() *ir.Inst {
 			ops := []ir.Op{ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe}
 			at := ir.Type{Scalar: []ir.Scalar{ir.I32, ir.U32, ir.F32, ir.F16}[g.intn(4)], Lanes: t.Lanes}
-			return g.def(b.op(ops[g.intn(len(ops))], t, g.val(at), g.val(at)))
+			return g.def(b.Op(ops[g.intn(len(ops))], t, g.val(at), g.val(at)))
 		})
 	}
 	if t.Scalar != ir.Bool && t.Scalar.Bits()*int(t.Lanes) == 32 {
 		ms = append(ms, func() *ir.Inst {
 			from := []ir.Type{ir.TI32, ir.TU32, ir.TF32, ir.Vec(ir.F16, 2)}[g.intn(4)]
-			return g.def(b.op(ir.OpBitcast, t, g.val(from)))
+			return g.def(b.Op(ir.OpBitcast, t, g.val(from)))
 		})
 	}
 	ms = append(ms, func() *ir.Inst {
@@ -275,7 +276,7 @@ func (g *irGen) make(t ir.Type) *ir.Inst {
 		if t.Lanes > 1 && g.chance(50) {
 			c = ir.Type{Scalar: ir.Bool, Lanes: t.Lanes}
 		}
-		return g.def(b.op(ir.OpSelect, t, g.val(c), g.val(t), g.val(t)))
+		return g.def(b.Op(ir.OpSelect, t, g.val(c), g.val(t), g.val(t)))
 	})
 	if t.IsVector() {
 		ms = append(ms, func() *ir.Inst {
@@ -283,32 +284,32 @@ func (g *irGen) make(t ir.Type) *ir.Inst {
 			for i := range lanes {
 				lanes[i] = g.val(t.Elem())
 			}
-			return g.def(b.op(ir.OpCompose, t, lanes...))
+			return g.def(b.Op(ir.OpCompose, t, lanes...))
 		})
 	} else if t.Scalar != ir.F64 {
 		ms = append(ms, func() *ir.Inst {
 			vt := ir.Type{Scalar: t.Scalar, Lanes: uint8(2 + g.intn(3))}
-			return g.def(b.add(&ir.Inst{Op: ir.OpExtract, Type: t, Args: []*ir.Inst{g.val(vt)}, Aux: uint64(g.intn(int(vt.Lanes)))}))
+			return g.def(b.Add(&ir.Inst{Op: ir.OpExtract, Type: t, Args: []*ir.Inst{g.val(vt)}, Aux: uint64(g.intn(int(vt.Lanes)))}))
 		})
 	}
 	if t == ir.TU32 {
 		ms = append(ms, func() *ir.Inst {
 			bi := ir.Builtin(g.intn(8))
-			return g.def(b.builtin(bi, g.intn(3)))
+			return g.def(b.Builtin(bi, g.intn(3)))
 		}, func() *ir.Inst {
-			return g.def(b.add(&ir.Inst{Op: ir.OpLen, Type: t, Ref: g.intn(len(k.Buffers))}))
+			return g.def(b.Add(&ir.Inst{Op: ir.OpLen, Type: t, Ref: g.intn(len(k.Buffers))}))
 		})
 	}
 	if t == ir.TI32 {
-		ms = append(ms, func() *ir.Inst { return g.def(b.op(ir.OpDotI8x4, t, g.val(ir.TU32), g.val(ir.TU32))) })
+		ms = append(ms, func() *ir.Inst { return g.def(b.Op(ir.OpDotI8x4, t, g.val(ir.TU32), g.val(ir.TU32))) })
 	}
 	if t.Lanes == 1 && t.Scalar.Bits() == 32 && t.Scalar != ir.Bool {
-		ms = append(ms, func() *ir.Inst { return g.def(b.op(ir.OpShuffleXor, t, g.val(t), g.val(ir.TU32))) })
+		ms = append(ms, func() *ir.Inst { return g.def(b.Op(ir.OpShuffleXor, t, g.val(t), g.val(ir.TU32))) })
 	}
 	// Memory and parameters yielding t.
 	for i, p := range k.Params {
 		if p.Type == t {
-			ms = append(ms, func() *ir.Inst { return g.def(b.p(i)) })
+			ms = append(ms, func() *ir.Inst { return g.def(b.P(i)) })
 		}
 	}
 	for i, buf := range k.Buffers {
@@ -316,7 +317,7 @@ func (g *irGen) make(t ir.Type) *ir.Inst {
 			continue
 		}
 		if buf.Access != ir.WriteOnly {
-			ms = append(ms, func() *ir.Inst { return g.def(b.ld(i, g.index())) })
+			ms = append(ms, func() *ir.Inst { return g.def(b.Ld(i, g.index())) })
 		}
 		if buf.Access == ir.ReadWrite && integerT(t) && t.Lanes == 1 {
 			ms = append(ms, g.atomicMaker(ir.MemBuffer, i, t))
@@ -324,7 +325,7 @@ func (g *irGen) make(t ir.Type) *ir.Inst {
 	}
 	for i, s := range k.Shared {
 		if s.Elem == t {
-			ms = append(ms, func() *ir.Inst { return g.def(b.load(ir.MemShared, i, g.index())) })
+			ms = append(ms, func() *ir.Inst { return g.def(b.Load(ir.MemShared, i, g.index())) })
 			if integerT(t) && t.Lanes == 1 {
 				ms = append(ms, g.atomicMaker(ir.MemShared, i, t))
 			}
@@ -332,7 +333,7 @@ func (g *irGen) make(t ir.Type) *ir.Inst {
 	}
 	for i, v := range k.Vars {
 		if v.Type == t {
-			ms = append(ms, func() *ir.Inst { return g.def(b.getv(i)) })
+			ms = append(ms, func() *ir.Inst { return g.def(b.GetV(i)) })
 		}
 	}
 	return ms[g.intn(len(ms))]()
@@ -345,7 +346,7 @@ func (g *irGen) atomicMaker(mem ir.Mem, ref int, t ir.Type) func() *ir.Inst {
 		if op == ir.AtomicCmpXchg {
 			args = append(args, g.val(t))
 		}
-		return g.def(g.b.atomic(mem, ref, op, args...))
+		return g.def(g.b.Atomic(mem, ref, op, args...))
 	}
 }
 

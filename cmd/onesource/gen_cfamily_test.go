@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onesource-go/onesource/backends/cfamily/cfamilytest"
 	"github.com/onesource-go/onesource/backends/cuda"
 	"github.com/onesource-go/onesource/backends/hip"
 	"github.com/onesource-go/onesource/backends/metal"
+	"github.com/onesource-go/onesource/internal/irtest"
 )
 
 // TestGenCFamily runs `onesource gen -backends cuda,hip,metal -o DIR ./examples/...` and checks
@@ -21,7 +21,7 @@ func TestGenCFamily(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: gen builds a driver program with go run")
 	}
-	ks, err := cfamilytest.Examples()
+	ks, err := irtest.Examples()
 	if err != nil {
 		t.Fatal(err)
 	}

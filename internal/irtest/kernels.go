@@ -1,4 +1,4 @@
-package cfamilytest
+package irtest
 
 import (
 	"github.com/onesource-go/onesource/dsl"
@@ -99,8 +99,8 @@ func arith(b *Builder, t ir.Type) {
 	}
 }
 
-// convs converts x to every listed type of its lane count and back.
-func convs(b *Builder, x *ir.Inst, put func(*ir.Inst), types ...ir.Scalar) {
+// Convs converts x to every listed type of its lane count and back.
+func Convs(b *Builder, x *ir.Inst, put func(*ir.Inst), types ...ir.Scalar) {
 	for _, s := range types {
 		t := ir.Type{Scalar: s, Lanes: x.Type.Lanes}
 		if t == x.Type {
@@ -170,11 +170,11 @@ var Cases = []Case{
 			n++
 		}
 		x := b.Ld(in, g)
-		convs(b, x, put, ir.I32, ir.U32)
+		Convs(b, x, put, ir.I32, ir.U32)
 		xi := b.Conv(i32, x)
-		convs(b, xi, put, ir.F32, ir.U32)
+		Convs(b, xi, put, ir.F32, ir.U32)
 		xu := b.Bitcast(u32, x)
-		convs(b, xu, put, ir.F32, ir.I32)
+		Convs(b, xu, put, ir.F32, ir.I32)
 		put(b.Bitcast(u32, b.Bitcast(i32, xu)))
 		put(b.Bitcast(u32, b.Bitcast(f32, b.Bitcast(i32, x))))
 		put(b.Bitcast(u32, b.Bitcast(u32, xu))) // same-type bitcast

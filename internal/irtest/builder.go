@@ -1,9 +1,10 @@
-// Package cfamilytest holds what the C-family backends' tests share: a small builder of IR
-// kernels by hand (a stand-in for package dsl that can write any verified IR, including what
-// the dsl never produces) and a list of hand-built kernels that together use every op, builtin,
-// memory space and control-flow shape, plus the example kernels. It is a test helper: nothing
-// outside tests should import it.
-package cfamilytest
+// Package irtest holds hand-built IR kernels for backend tests: a small builder of IR kernels
+// by hand (a stand-in for package dsl that can write any verified IR, including what the dsl
+// never produces), a list of hand-built kernels that together use every op, builtin, memory
+// space and control-flow shape, random kernels, and the example kernels. The C-family (CUDA,
+// HIP, Metal) and Vulkan backends' tests share it. It is a test helper: nothing outside tests
+// should import it.
+package irtest
 
 import (
 	"fmt"
@@ -24,12 +25,12 @@ func New(name string, wg ...uint32) *Builder {
 	size := [3]uint32{1, 1, 1}
 	copy(size[:], wg)
 	body := &ir.Block{}
-	return &Builder{K: &ir.Kernel{Name: name, Pos: ir.Pos{File: "cfamilytest/kernels.go", Line: 1}, WorkgroupSize: size, Body: body}, blocks: []*ir.Block{body}, line: 1}
+	return &Builder{K: &ir.Kernel{Name: name, Pos: ir.Pos{File: "irtest/kernels.go", Line: 1}, WorkgroupSize: size, Body: body}, blocks: []*ir.Block{body}, line: 1}
 }
 
 func (b *Builder) pos() ir.Pos {
 	b.line++
-	return ir.Pos{File: "cfamilytest/kernels.go", Line: b.line}
+	return ir.Pos{File: "irtest/kernels.go", Line: b.line}
 }
 
 // Add appends in to the current block, giving it the next position.

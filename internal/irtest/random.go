@@ -1,4 +1,4 @@
-package cfamilytest
+package irtest
 
 import (
 	"fmt"
