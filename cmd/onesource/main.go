@@ -1,9 +1,13 @@
 // Command onesource builds DSL kernels for every backend, runs the conformance suite and reports
 // what this machine can do.
 //
-//	onesource gen [-backends vulkan,...] -o DIR PACKAGE...   write every kernel of the packages
-//	onesource doctor                                         CPU features, devices, toolchains
-//	onesource gguf ls FILE | dump FILE TENSOR -o OUT.f32     inspect GGUF files with the oracle
+//	onesource gen [-backends vulkan,cuda,hip,metal|all] -o DIR PACKAGE...   write every kernel
+//	onesource conform [-op ..] [-type ..] [-backend ..] [-json FILE]         the conformance matrix
+//	onesource gate [-manifest FILE] [-registry FILE] [filters]               verify, then flip cells
+//	onesource cells [-registry FILE] [-html OUT]                             the registry as a report
+//	onesource ledger [-v] [-json] DIR...                                     hand-written kernel lines
+//	onesource doctor                                                         CPU, devices, toolchains
+//	onesource gguf ls FILE | dump FILE TENSOR -o OUT.f32                     inspect GGUF files
 //
 // Each subcommand lives in its own file and registers itself in init.
 package main

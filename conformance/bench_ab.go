@@ -1,0 +1,591 @@
+package conformance
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/oracle"
+)
+
+// The kernel-only A/B benchmark of DESIGN.md: a cell's DSL twin against its hand-written
+// incumbent (package incumbent) on one Vulkan device, at a realistic shape. Buffers are created
+// and filled once; each measurement is (*vulkan.Device).Bench: warm-up, N dispatches recorded
+// back to back in one command buffer, one submission, one wait, device timestamps. Twin and
+// incumbent alternate A B A B ... for P pairs in one process; each pair gives a ratio (twin
+// throughput / incumbent throughput = incumbent time / twin time), summarized by its median,
+// min, max and interquartile range. Throughput is also reported as GB/s of the op's minimal
+// traffic (every bound operand's bytes once) and as a percentage of the roofline: the device's
+// copy bandwidth, measured the same way with a DSL copy kernel (read n u32, write n u32).
+
+// Operand is one buffer of a workload, named as the twin's kernel names its binding.
+type Operand struct {
+	Name   string
+	Data   []byte // initial bytes (outputs: zeros of the output size)
+	Output bool
+	Elem   string // element type for comparisons ("f32")
+}
+
+// Workload is an op's benchmark input at one shape: its operands, the twin's parameters and
+// grid, and the oracle's outputs.
+type Workload struct {
+	Op, Type   string
+	Shape      map[string]float64 // the shape variables manifest expressions refer to
+	Operands   []Operand
+	TwinParams []uint32  // the twin's parameters in declaration order
+	TwinGroups [3]uint32 // the twin's grid
+	// Want returns the oracle's bytes for every output operand, by name (nil: not known).
+	Want func() (map[string][]byte, error)
+}
+
+// Bytes is the op's minimal memory traffic: every operand read or written once.
+func (w *Workload) Bytes() int {
+	n := 0
+	for _, o := range w.Operands {
+		n += len(o.Data)
+	}
+	return n
+}
+
+func (w *Workload) operand(name string) (*Operand, bool) {
+	for i := range w.Operands {
+		if w.Operands[i].Name == name {
+			return &w.Operands[i], true
+		}
+	}
+	return nil, false
+}
+
+type workloadDef struct {
+	shape map[string]float64 // default (realistic) benchmark shape
+	build func(sh map[string]float64, s kernels.Schedule) (*Workload, error)
+}
+
+// workloads are the ops the A/B benchmark knows how to feed. Shape variables: rms_norm rows, n,
+// eps; add n; matvec rows, n.
+var workloads = map[string]workloadDef{
+	"rms_norm/f32": {shape: map[string]float64{"rows": 512, "n": 4096, "eps": 1e-6}, build: rmsNormWorkload},
+	"add/f32":      {shape: map[string]float64{"n": 512 * 4096}, build: addWorkload},
+	"matvec/f32":   {shape: map[string]float64{"rows": 1024, "n": 4096}, build: matvecWorkload},
+}
+
+// WorkloadOps lists the cells ("op/type") the A/B benchmark can feed.
+func WorkloadOps() []string {
+	out := make([]string, 0, len(workloads))
+	for k := range workloads {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NewWorkload builds the benchmark input of cell op/typ: the default shape, with the variables
+// of shape (may be nil) overriding it.
+func NewWorkload(op, typ string, shape map[string]float64, s kernels.Schedule) (*Workload, error) {
+	key := strings.ToLower(op + "/" + typ)
+	def, ok := workloads[key]
+	if !ok {
+		return nil, fmt.Errorf("A/B benchmark: no workload for %s (known: %s)", key, strings.Join(WorkloadOps(), ", "))
+	}
+	sh := map[string]float64{}
+	for k, v := range def.shape {
+		sh[k] = v
+	}
+	for k, v := range shape {
+		if _, known := def.shape[k]; !known {
+			return nil, fmt.Errorf("A/B benchmark: %s has no shape variable %q", key, k)
+		}
+		sh[k] = v
+	}
+	for k, v := range sh {
+		if k != "eps" && (v < 1 || v != math.Trunc(v)) {
+			return nil, fmt.Errorf("A/B benchmark: %s: shape variable %s = %v must be a positive integer", key, k, v)
+		}
+	}
+	w, err := def.build(sh, s)
+	if err != nil {
+		return nil, err
+	}
+	w.Op, w.Type, w.Shape = op, typ, sh
+	return w, nil
+}
+
+func randF32(rng *rand.Rand, n int, scale, offset float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(offset + scale*rng.NormFloat64())
+	}
+	return x
+}
+
+func f32le(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+func rmsNormWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
+	rows, n, eps := int(sh["rows"]), int(sh["n"]), float32(sh["eps"])
+	rng := rand.New(rand.NewSource(1))
+	x := randF32(rng, rows*n, 1, 0)
+	wt := randF32(rng, n, 0.25, 1)
+	return &Workload{
+		Operands: []Operand{
+			{Name: "x", Data: f32le(x)},
+			{Name: "w", Data: f32le(wt)},
+			{Name: "y", Data: make([]byte, 4*rows*n), Output: true, Elem: "f32"},
+		},
+		TwinParams: []uint32{uint32(n), math.Float32bits(eps), 1},
+		TwinGroups: [3]uint32{uint32(rows), 1, 1},
+		Want: func() (map[string][]byte, error) {
+			y := make([]float32, rows*n)
+			if err := oracle.RMSNormF32(y, x, wt, n, eps, s.Lanes); err != nil {
+				return nil, err
+			}
+			return map[string][]byte{"y": f32le(y)}, nil
+		},
+	}, nil
+}
+
+func addWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
+	n := int(sh["n"])
+	rng := rand.New(rand.NewSource(2))
+	a, b := randF32(rng, n, 1, 0), randF32(rng, n, 1, 0)
+	g := (n + s.Lanes - 1) / s.Lanes
+	g = max(1, min(g, 65535))
+	return &Workload{
+		Operands: []Operand{
+			{Name: "a", Data: f32le(a)},
+			{Name: "b", Data: f32le(b)},
+			{Name: "y", Data: make([]byte, 4*n), Output: true, Elem: "f32"},
+		},
+		TwinParams: []uint32{uint32(n), uint32(n)},
+		TwinGroups: [3]uint32{uint32(g), 1, 1},
+		Want: func() (map[string][]byte, error) {
+			y := make([]float32, n)
+			if err := oracle.AddF32(y, a, b); err != nil {
+				return nil, err
+			}
+			return map[string][]byte{"y": f32le(y)}, nil
+		},
+	}, nil
+}
+
+func matvecWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
+	rows, n := int(sh["rows"]), int(sh["n"])
+	rng := rand.New(rand.NewSource(3))
+	wb := f32le(randF32(rng, rows*n, 0.1, 0))
+	x := randF32(rng, n, 1, 0)
+	return &Workload{
+		Operands: []Operand{
+			{Name: "w", Data: wb},
+			{Name: "x", Data: f32le(x)},
+			{Name: "y", Data: make([]byte, 4*rows), Output: true, Elem: "f32"},
+		},
+		TwinParams: []uint32{uint32(n)},
+		TwinGroups: [3]uint32{uint32(rows), 1, 1},
+		Want: func() (map[string][]byte, error) {
+			y := make([]float32, rows)
+			if err := oracle.MatVec(oracle.F32, wb, x, y, s.Lanes); err != nil {
+				return nil, err
+			}
+			return map[string][]byte{"y": f32le(y)}, nil
+		},
+	}, nil
+}
+
+// ABOptions sets the benchmark's sizes; zero values take the defaults.
+type ABOptions struct {
+	Pairs  int                // A B pairs (default 9)
+	N      int                // dispatches per measurement (default 10)
+	Warmup int                // warm-up dispatches per measurement (default 2)
+	Shape  map[string]float64 // shape overrides (after the manifest entry's own)
+	Twin   *ir.Kernel         // the twin to run (default: the cell's kernel at the schedule)
+}
+
+func (o ABOptions) withDefaults() ABOptions {
+	if o.Pairs <= 0 {
+		o.Pairs = 9
+	}
+	if o.N <= 0 {
+		o.N = 10
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	} else if o.Warmup == 0 {
+		o.Warmup = 2
+	}
+	return o
+}
+
+// Spread summarizes the per-pair ratios.
+type Spread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	Q1     float64 `json:"q1"`
+	Q3     float64 `json:"q3"`
+	IQR    float64 `json:"iqr"`
+}
+
+// Summarize returns the median, extremes and quartiles of xs (linear interpolation).
+func Summarize(xs []float64) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	q := func(p float64) float64 {
+		pos := p * float64(len(s)-1)
+		i := int(pos)
+		if i+1 >= len(s) {
+			return s[len(s)-1]
+		}
+		return s[i] + (pos-float64(i))*(s[i+1]-s[i])
+	}
+	r := Spread{Median: q(0.5), Min: s[0], Max: s[len(s)-1], Q1: q(0.25), Q3: q(0.75)}
+	r.IQR = r.Q3 - r.Q1
+	return r
+}
+
+// ABResult is the outcome of one A/B benchmark.
+type ABResult struct {
+	Cell          string             `json:"cell"` // op/type/backend
+	Incumbent     string             `json:"incumbent"`
+	Shape         map[string]float64 `json:"shape"`
+	Bytes         int                `json:"bytes"` // minimal traffic per dispatch
+	Pairs         int                `json:"pairs"`
+	N             int                `json:"n"`
+	TwinNS        []float64          `json:"twin_ns"`      // per pair, ns per dispatch
+	IncumbentNS   []float64          `json:"incumbent_ns"` // per pair
+	Ratios        []float64          `json:"ratios"`       // per pair: twin throughput / incumbent throughput
+	Ratio         Spread             `json:"ratio"`
+	TwinGBs       float64            `json:"twin_gbs"` // at the median pair time
+	IncumbentGBs  float64            `json:"incumbent_gbs"`
+	RooflineGBs   float64            `json:"roofline_gbs"` // measured copy bandwidth (0: not measured)
+	TwinRoof      float64            `json:"twin_roofline_pct"`
+	IncumbentRoof float64            `json:"incumbent_roofline_pct"`
+	Timestamps    bool               `json:"timestamps"` // device timestamps (else wall clock)
+	CoresUsed     float64            `json:"cores_used"` // process CPU time / wall time during the pairs (lavapipe)
+	TwinHash      string             `json:"twin_hash"`  // sha256 of the twin's SPIR-V words
+	IncumbentHash string             `json:"incumbent_hash"`
+	// TwinExact: the twin's output at the benchmark shape is bit-exact against the oracle.
+	TwinExact bool `json:"twin_exact"`
+	// IncumbentExact and IncumbentMaxULP: the incumbent's output against the oracle
+	// (informative: an incumbent is judged for speed only).
+	IncumbentExact  bool    `json:"incumbent_exact"`
+	IncumbentMaxULP float64 `json:"incumbent_max_ulp"`
+	Seconds         float64 `json:"seconds"`
+}
+
+// prepared is one side of the A/B: a pipeline with its buffers and push constants.
+type prepared struct {
+	p      *vulkan.Pipeline
+	bufs   []*vulkan.Buffer
+	push   []byte
+	groups [3]uint32
+	outs   map[string]*vulkan.Buffer // output operand -> buffer
+	hash   string
+}
+
+func (x *prepared) bench(d *vulkan.Device, o ABOptions) (vulkan.BenchResult, error) {
+	return d.Bench(x.p, x.bufs, x.push, x.groups, o.Warmup, o.N)
+}
+
+// check runs x once and compares its outputs with want; it returns exactness and max ULP.
+func (x *prepared) check(d *vulkan.Device, w *Workload, want map[string][]byte) (bool, float64, error) {
+	if err := d.Run(x.p, x.bufs, x.push, x.groups); err != nil {
+		return false, 0, err
+	}
+	exact, ulp := true, 0.0
+	for name, buf := range x.outs {
+		wb, ok := want[name]
+		if !ok {
+			continue
+		}
+		got := make([]byte, len(wb))
+		if err := buf.Read(0, got); err != nil {
+			return false, 0, err
+		}
+		op, _ := w.operand(name)
+		df := Compare(got, wb, op.Elem)
+		if !df.Exact {
+			exact = false
+			ulp = math.Max(ulp, df.ULP)
+		}
+	}
+	return exact, ulp, nil
+}
+
+// bufferSet creates the operand buffers once; both sides bind the same buffers.
+type bufferSet struct {
+	d    *vulkan.Device
+	byOp map[string]*vulkan.Buffer
+	all  []*vulkan.Buffer
+}
+
+func (s *bufferSet) get(o *Operand) (*vulkan.Buffer, error) {
+	if b, ok := s.byOp[o.Name]; ok {
+		return b, nil
+	}
+	b, err := s.new(len(o.Data))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Write(0, o.Data); err != nil {
+		return nil, err
+	}
+	s.byOp[o.Name] = b
+	return b, nil
+}
+
+func (s *bufferSet) new(n int) (*vulkan.Buffer, error) {
+	b, err := s.d.NewBuffer(max(n, 4))
+	if err != nil {
+		return nil, err
+	}
+	s.all = append(s.all, b)
+	return b, nil
+}
+
+func (s *bufferSet) release() {
+	for _, b := range s.all {
+		b.Release()
+	}
+}
+
+// RunAB benchmarks the twin of cell c against incumbent e on device d (see the file comment).
+// The shape is the op's default, overridden by e.Shape, then by o.Shape.
+func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*ABResult, error) {
+	start := time.Now()
+	o = o.withDefaults()
+	s := kernels.DefaultSchedule("vulkan")
+	shape := map[string]float64{}
+	for k, v := range e.Shape {
+		shape[k] = v
+	}
+	for k, v := range o.Shape {
+		shape[k] = v
+	}
+	w, err := NewWorkload(c.Op, c.Type.String(), shape, s)
+	if err != nil {
+		return nil, err
+	}
+	bs := &bufferSet{d: d, byOp: map[string]*vulkan.Buffer{}}
+	defer bs.release()
+
+	// A: the twin.
+	k := o.Twin
+	if k == nil {
+		if k, err = c.Build(s).Build(); err != nil {
+			return nil, fmt.Errorf("twin does not build: %w", err)
+		}
+	}
+	m, err := vulkan.Compile(k, d.Caps())
+	if err != nil {
+		return nil, fmt.Errorf("twin: emit: %w", err)
+	}
+	twin := &prepared{groups: w.TwinGroups, outs: map[string]*vulkan.Buffer{}, hash: incumbent.HashWords(m.Words)}
+	if twin.p, err = d.Pipeline(m); err != nil {
+		return nil, fmt.Errorf("twin: %w", err)
+	}
+	for _, b := range m.Bindings {
+		op, ok := w.operand(b.Name)
+		if !ok {
+			return nil, fmt.Errorf("twin binding %q is not an operand of the %s workload", b.Name, c.Name())
+		}
+		buf, err := bs.get(op)
+		if err != nil {
+			return nil, err
+		}
+		twin.bufs = append(twin.bufs, buf)
+		if op.Output {
+			twin.outs[op.Name] = buf
+		}
+	}
+	twin.push = make([]byte, 4*len(w.TwinParams))
+	for i, v := range w.TwinParams {
+		binary.LittleEndian.PutUint32(twin.push[4*i:], v)
+	}
+
+	// B: the incumbent.
+	l, err := e.Vulkan(w.Shape)
+	if err != nil {
+		return nil, err
+	}
+	inc := &prepared{groups: l.Groups, push: l.Push, outs: map[string]*vulkan.Buffer{}, hash: l.Hash}
+	if inc.p, err = d.Pipeline(l.Module); err != nil {
+		return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
+	}
+	for i, name := range l.Operands {
+		if name == "" {
+			b, err := bs.new(l.Scratch[i])
+			if err != nil {
+				return nil, err
+			}
+			inc.bufs = append(inc.bufs, b)
+			continue
+		}
+		op, ok := w.operand(name)
+		if !ok {
+			var names []string
+			for _, o := range w.Operands {
+				names = append(names, o.Name)
+			}
+			return nil, fmt.Errorf("incumbent %s: binding %d: %q is not an operand of %s (operands: %s)", e.Name, i, name, c.Name(), strings.Join(names, ", "))
+		}
+		buf, err := bs.get(op)
+		if err != nil {
+			return nil, err
+		}
+		inc.bufs = append(inc.bufs, buf)
+		if op.Output {
+			inc.outs[op.Name] = buf
+		}
+	}
+
+	r := &ABResult{Cell: c.Name() + "/vulkan", Incumbent: e.Name, Shape: w.Shape, Bytes: w.Bytes(), Pairs: o.Pairs, N: o.N,
+		TwinHash: twin.hash, IncumbentHash: inc.hash}
+	if w.Want != nil {
+		want, err := w.Want()
+		if err != nil {
+			return nil, fmt.Errorf("oracle at the benchmark shape: %w", err)
+		}
+		if r.TwinExact, _, err = twin.check(d, w, want); err != nil {
+			return nil, fmt.Errorf("twin: %w", err)
+		}
+		if r.IncumbentExact, r.IncumbentMaxULP, err = inc.check(d, w, want); err != nil {
+			return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
+		}
+	}
+
+	cpu0, wall0 := cpuTime(), time.Now()
+	r.Timestamps = true
+	for i := 0; i < o.Pairs; i++ {
+		a, err := twin.bench(d, o)
+		if err != nil {
+			return nil, fmt.Errorf("twin: %w", err)
+		}
+		b, err := inc.bench(d, o)
+		if err != nil {
+			return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
+		}
+		r.Timestamps = r.Timestamps && a.Timestamps && b.Timestamps
+		ta, tb := float64(a.Total.Nanoseconds())/float64(o.N), float64(b.Total.Nanoseconds())/float64(o.N)
+		r.TwinNS = append(r.TwinNS, ta)
+		r.IncumbentNS = append(r.IncumbentNS, tb)
+		r.Ratios = append(r.Ratios, tb/ta)
+	}
+	if cpu := cpuTime(); cpu >= 0 && cpu0 >= 0 {
+		r.CoresUsed = float64(cpu-cpu0) / float64(time.Since(wall0))
+	}
+	r.Ratio = Summarize(r.Ratios)
+	tm, im := Summarize(r.TwinNS).Median, Summarize(r.IncumbentNS).Median
+	r.TwinGBs = float64(r.Bytes) / tm
+	r.IncumbentGBs = float64(r.Bytes) / im
+	if roof, err := CopyBandwidth(d, o); err == nil && roof > 0 {
+		r.RooflineGBs = roof
+		r.TwinRoof = 100 * r.TwinGBs / roof
+		r.IncumbentRoof = 100 * r.IncumbentGBs / roof
+	}
+	r.Seconds = time.Since(start).Seconds()
+	return r, nil
+}
+
+var (
+	roofMu sync.Mutex
+	roofs  = map[*vulkan.Device]float64{}
+)
+
+// CopyWords is the size of the roofline copy: 4M u32 (16 MiB read, 16 MiB written).
+const CopyWords = 4 << 20
+
+// CopyKernel is the roofline kernel, written in the DSL: dst[i] = src[i] for i < n, a
+// grid-stride loop with adjacent invocations on adjacent words. CopyBandwidth runs it with 256
+// lanes and one word per invocation.
+func CopyKernel(lanes int) *dsl.Kernel {
+	k := dsl.New("copy_u32", lanes)
+	src := k.Buffer("src", dsl.U32, dsl.Read)
+	dst := k.Buffer("dst", dsl.U32, dsl.Write)
+	n := k.Param("n", dsl.U32)
+	stride := k.NumWorkgroups(dsl.X).Mul(uint32(lanes))
+	k.For("i", k.GlobalID(dsl.X), n, stride, func(i dsl.Value) { dst.Store(i, src.Load(i)) })
+	return k
+}
+
+// CopyBandwidth is the device's copy bandwidth in GB/s (bytes read + written per ns): the
+// median of 5 kernel-only benchmarks of CopyKernel over CopyWords words. It is measured once
+// per device and cached.
+func CopyBandwidth(d *vulkan.Device, o ABOptions) (float64, error) {
+	roofMu.Lock()
+	defer roofMu.Unlock()
+	if v, ok := roofs[d]; ok {
+		return v, nil
+	}
+	o = o.withDefaults()
+	const lanes = 256 // CopyWords/lanes workgroups: one word per invocation, within the grid limit
+	k, err := CopyKernel(lanes).Build()
+	if err != nil {
+		return 0, err
+	}
+	m, err := vulkan.Compile(k, d.Caps())
+	if err != nil {
+		return 0, err
+	}
+	p, err := d.Pipeline(m)
+	if err != nil {
+		return 0, err
+	}
+	bs := &bufferSet{d: d, byOp: map[string]*vulkan.Buffer{}}
+	defer bs.release()
+	src, err := bs.get(&Operand{Name: "src", Data: make([]byte, 4*CopyWords)})
+	if err != nil {
+		return 0, err
+	}
+	dst, err := bs.get(&Operand{Name: "dst", Data: make([]byte, 4*CopyWords)})
+	if err != nil {
+		return 0, err
+	}
+	push := binary.LittleEndian.AppendUint32(nil, CopyWords)
+	groups := [3]uint32{uint32(min((CopyWords+lanes-1)/lanes, 65535)), 1, 1}
+	var ns []float64
+	for i := 0; i < 5; i++ {
+		r, err := d.Bench(p, []*vulkan.Buffer{src, dst}, push, groups, o.Warmup, o.N)
+		if err != nil {
+			return 0, err
+		}
+		ns = append(ns, float64(r.Total.Nanoseconds())/float64(o.N))
+	}
+	v := 8 * CopyWords / Summarize(ns).Median
+	roofs[d] = v
+	return v, nil
+}
+
+// WriteAB writes a one-paragraph human summary of r.
+func WriteAB(r *ABResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s vs %s shape %v (%d bytes/dispatch, %d pairs x %d dispatches", r.Cell, r.Incumbent, r.Shape, r.Bytes, r.Pairs, r.N)
+	if r.Timestamps {
+		b.WriteString(", device timestamps)\n")
+	} else {
+		b.WriteString(", wall clock)\n")
+	}
+	fmt.Fprintf(&b, "  ratio twin/incumbent: median %.3f  min %.3f  max %.3f  IQR %.3f [%.3f, %.3f]\n",
+		r.Ratio.Median, r.Ratio.Min, r.Ratio.Max, r.Ratio.IQR, r.Ratio.Q1, r.Ratio.Q3)
+	fmt.Fprintf(&b, "  twin %.2f GB/s (%.0f%% of roofline)  incumbent %.2f GB/s (%.0f%%)  roofline (copy) %.2f GB/s  cores used %.2f\n",
+		r.TwinGBs, r.TwinRoof, r.IncumbentGBs, r.IncumbentRoof, r.RooflineGBs, r.CoresUsed)
+	fmt.Fprintf(&b, "  twin bit-exact at this shape: %v; incumbent vs oracle: exact %v, max ULP %g", r.TwinExact, r.IncumbentExact, r.IncumbentMaxULP)
+	return b.String()
+}
