@@ -139,43 +139,33 @@ func TestGateSlowTwinDeclines(t *testing.T) {
 	}
 }
 
-// TestABRepeatable runs the same A/B pair twice and prints both: the medians must agree within
-// 5%. On a loaded machine the first two runs may not; then both are repeated with three times
-// the pairs and the assertion is made on those medians.
-func TestABRepeatable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: benchmark repeatability")
-	}
-	d := vktest.Device(t)
-	m := exampleManifest(t)
+// BenchmarkABRepeatable runs the same A/B pair (rms_norm/f32, twin vs the hand incumbent) twice
+// in one process and reports both median ratios and how far apart they are (the issue asks that
+// two runs agree within 5%). It is a benchmark, not a test: speed is never asserted in a unit test
+// (a loaded machine would make it flaky); read the figures side by side:
+//
+//	go test -run XXX -bench ABRepeatable -benchtime 1x ./conformance
+func BenchmarkABRepeatable(b *testing.B) {
+	d := vktest.Device(b)
+	m := exampleManifest(b)
 	e := m.Entry("rms_norm", "f32", "vulkan")
-	c, _ := kernels.Lookup("rms_norm", mustType(t, "f32"))
-	run := func(pairs int) (*conformance.ABResult, *conformance.ABResult) {
-		o := conformance.ABOptions{Pairs: pairs, N: 8, Shape: map[string]float64{"rows": 256}}
+	c, _ := kernels.Lookup("rms_norm", mustType(b, "f32"))
+	for i := 0; i < b.N; i++ {
+		o := conformance.ABOptions{Pairs: 27, N: 8, Shape: map[string]float64{"rows": 256}}
 		var rs [2]*conformance.ABResult
-		for i := range rs {
+		for j := range rs {
 			r, err := conformance.RunAB(d, c, e, o)
 			if err != nil {
-				t.Fatal(err)
+				b.Fatal(err)
 			}
-			t.Logf("run %d (%d pairs):\n%s", i+1, pairs, conformance.WriteAB(r))
-			rs[i] = r
+			b.Logf("run %d:\n%s", j+1, conformance.WriteAB(r))
+			rs[j] = r
 		}
-		return rs[0], rs[1]
-	}
-	agree := func(a, b *conformance.ABResult) float64 {
-		return math.Abs(a.Ratio.Median-b.Ratio.Median) / ((a.Ratio.Median + b.Ratio.Median) / 2)
-	}
-	a, b := run(9)
-	diff := agree(a, b)
-	t.Logf("medians %.4f and %.4f differ by %.1f%%", a.Ratio.Median, b.Ratio.Median, 100*diff)
-	if diff <= 0.05 {
-		return
-	}
-	a, b = run(27)
-	diff = agree(a, b)
-	t.Logf("with 27 pairs: medians %.4f and %.4f differ by %.1f%%", a.Ratio.Median, b.Ratio.Median, 100*diff)
-	if diff > 0.05 {
-		t.Errorf("A/B median ratio not repeatable within 5%%: %.4f vs %.4f (cores used %.2f, %.2f)", a.Ratio.Median, b.Ratio.Median, a.CoresUsed, b.CoresUsed)
+		diff := math.Abs(rs[0].Ratio.Median-rs[1].Ratio.Median) / ((rs[0].Ratio.Median + rs[1].Ratio.Median) / 2)
+		b.Logf("medians %.4f and %.4f differ by %.1f%% (within 5%%: %v; cores used %.2f, %.2f)",
+			rs[0].Ratio.Median, rs[1].Ratio.Median, 100*diff, diff <= 0.05, rs[0].CoresUsed, rs[1].CoresUsed)
+		b.ReportMetric(rs[0].Ratio.Median, "ratio-run1")
+		b.ReportMetric(rs[1].Ratio.Median, "ratio-run2")
+		b.ReportMetric(100*diff, "diff-%")
 	}
 }
