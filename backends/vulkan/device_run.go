@@ -12,7 +12,8 @@ import (
 // unusable (the work may still be running).
 const fenceTimeout = 10 * time.Minute
 
-// BenchResult is the outcome of a kernel-only benchmark.
+// BenchResult is the outcome of a kernel-only benchmark (Bench) or of a copy benchmark
+// (BenchCopy, where a dispatch is one copy).
 type BenchResult struct {
 	PerDispatch time.Duration // Total / n
 	Total       time.Duration // the n timed dispatches, barriers between them included
@@ -79,6 +80,32 @@ func (d *Device) prepare(op string, p *Pipeline, bufs []*Buffer, push []byte, gr
 // consecutive ones and a compute-to-host barrier at the end; with timed set, timestamps 0 and
 // 1 bracket the dispatches.
 func (d *Device) record(x *dispatch, count int, timed bool) error {
+	p := x.p
+	between := &vkMemoryBarrier{
+		SType:         vkStructureTypeMemoryBarrier,
+		SrcAccessMask: vkAccessShaderWriteBit,
+		DstAccessMask: vkAccessShaderReadBit | vkAccessShaderWriteBit,
+	}
+	return d.recordCmd(timed, vkPipelineStageComputeShaderBit, vkAccessShaderWriteBit, func(cmd vkCommandBuffer) {
+		d.fn.cmdBindPipeline(cmd, vkPipelineBindPointCompute, p.pipeline)
+		if x.set != 0 {
+			d.fn.cmdBindDescriptorSets(cmd, vkPipelineBindPointCompute, p.layout, 0, 1, unsafe.Pointer(&x.set), 0, nil)
+		}
+		if len(x.push) > 0 {
+			d.fn.cmdPushConstants(cmd, p.layout, vkShaderStageComputeBit, 0, uint32(len(x.push)), unsafe.Pointer(&x.push[0]))
+		}
+		for i := 0; i < count; i++ {
+			if i > 0 {
+				d.fn.cmdPipelineBarrier(cmd, vkPipelineStageComputeShaderBit, vkPipelineStageComputeShaderBit, 0, 1, unsafe.Pointer(between), 0, nil, 0, nil)
+			}
+			d.fn.cmdDispatch(cmd, x.groups[0], x.groups[1], x.groups[2])
+		}
+	})
+}
+
+// recordCmd begins d.cmd, records body (bracketed by timestamps 0 and 1 when timed), then a
+// barrier making the writes of stage (of kind access) visible to the host, and ends d.cmd.
+func (d *Device) recordCmd(timed bool, stage vkPipelineStageFlags, access vkAccessFlags, body func(cmd vkCommandBuffer)) error {
 	cmd := d.cmd
 	bi := &vkCommandBufferBeginInfo{
 		SType: vkStructureTypeCommandBufferBeginInfo,
@@ -91,34 +118,16 @@ func (d *Device) record(x *dispatch, count int, timed bool) error {
 		d.fn.cmdResetQueryPool(cmd, d.queryPool, 0, 2)
 		d.fn.cmdWriteTimestamp(cmd, vkPipelineStageTopOfPipeBit, d.queryPool, 0)
 	}
-	p := x.p
-	d.fn.cmdBindPipeline(cmd, vkPipelineBindPointCompute, p.pipeline)
-	if x.set != 0 {
-		d.fn.cmdBindDescriptorSets(cmd, vkPipelineBindPointCompute, p.layout, 0, 1, unsafe.Pointer(&x.set), 0, nil)
-	}
-	if len(x.push) > 0 {
-		d.fn.cmdPushConstants(cmd, p.layout, vkShaderStageComputeBit, 0, uint32(len(x.push)), unsafe.Pointer(&x.push[0]))
-	}
-	between := &vkMemoryBarrier{
-		SType:         vkStructureTypeMemoryBarrier,
-		SrcAccessMask: vkAccessShaderWriteBit,
-		DstAccessMask: vkAccessShaderReadBit | vkAccessShaderWriteBit,
-	}
-	for i := 0; i < count; i++ {
-		if i > 0 {
-			d.fn.cmdPipelineBarrier(cmd, vkPipelineStageComputeShaderBit, vkPipelineStageComputeShaderBit, 0, 1, unsafe.Pointer(between), 0, nil, 0, nil)
-		}
-		d.fn.cmdDispatch(cmd, x.groups[0], x.groups[1], x.groups[2])
-	}
+	body(cmd)
 	if timed {
 		d.fn.cmdWriteTimestamp(cmd, vkPipelineStageBottomOfPipeBit, d.queryPool, 1)
 	}
 	toHost := &vkMemoryBarrier{
 		SType:         vkStructureTypeMemoryBarrier,
-		SrcAccessMask: vkAccessShaderWriteBit,
+		SrcAccessMask: access,
 		DstAccessMask: vkAccessHostReadBit,
 	}
-	d.fn.cmdPipelineBarrier(cmd, vkPipelineStageComputeShaderBit, vkPipelineStageHostBit, 0, 1, unsafe.Pointer(toHost), 0, nil, 0, nil)
+	d.fn.cmdPipelineBarrier(cmd, stage, vkPipelineStageHostBit, 0, 1, unsafe.Pointer(toHost), 0, nil, 0, nil)
 	return check("vkEndCommandBuffer", d.fn.endCommandBuffer(cmd))
 }
 
@@ -184,8 +193,74 @@ func (d *Device) Bench(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint3
 	if err != nil {
 		return BenchResult{}, err
 	}
+	return d.bench(warmup, n, func(count int, timed bool) error { return d.record(x, count, timed) })
+}
+
+// BenchCopy measures the device's copy engine, the roofline the kernels are compared with: it
+// runs warmup copies (one submit), then records n vkCmdCopyBuffer of size bytes from the
+// start of src to the start of dst back to back in one command buffer, submits once and waits
+// once, timed like Bench. Each copy reads size bytes and writes size bytes, so the bandwidth
+// is 2*size/PerDispatch. Consecutive copies are separated by a transfer-to-transfer memory
+// barrier: they all write the same bytes of dst (a write-after-write hazard), and the barrier
+// also makes each copy a separate, serialized unit of work, as Bench's dispatches are, rather
+// than letting the driver overlap or merge them. src and dst must be distinct buffers of this
+// device of at least size bytes; dst holds a copy of src's first size bytes afterwards.
+func (d *Device) BenchCopy(src, dst *Buffer, size int, warmup, n int) (BenchResult, error) {
+	if n < 1 || warmup < 0 {
+		return BenchResult{}, fmt.Errorf("vulkan: BenchCopy: need n >= 1 and warmup >= 0, got n=%d warmup=%d", n, warmup)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usableLocked(); err != nil {
+		return BenchResult{}, err
+	}
+	for _, b := range []struct {
+		name string
+		b    *Buffer
+	}{{"src", src}, {"dst", dst}} {
+		switch {
+		case b.b == nil:
+			return BenchResult{}, fmt.Errorf("vulkan: BenchCopy: %s is nil", b.name)
+		case b.b.dev != d:
+			return BenchResult{}, fmt.Errorf("vulkan: BenchCopy: %s belongs to another device", b.name)
+		case b.b.released:
+			return BenchResult{}, fmt.Errorf("vulkan: BenchCopy: %s was released", b.name)
+		case size > b.b.size:
+			return BenchResult{}, fmt.Errorf("vulkan: BenchCopy: size %d exceeds %s's size %d", size, b.name, b.b.size)
+		}
+	}
+	if src == dst {
+		return BenchResult{}, fmt.Errorf("vulkan: BenchCopy: src and dst are the same buffer")
+	}
+	if size < 1 {
+		return BenchResult{}, fmt.Errorf("vulkan: BenchCopy: size %d: must be positive", size)
+	}
+	region := &vkBufferCopy{Size: vkDeviceSize(size)}
+	between := &vkMemoryBarrier{
+		SType:         vkStructureTypeMemoryBarrier,
+		SrcAccessMask: vkAccessTransferWriteBit,
+		DstAccessMask: vkAccessTransferReadBit | vkAccessTransferWriteBit,
+	}
+	rec := func(count int, timed bool) error {
+		return d.recordCmd(timed, vkPipelineStageTransferBit, vkAccessTransferWriteBit, func(cmd vkCommandBuffer) {
+			for i := 0; i < count; i++ {
+				if i > 0 {
+					d.fn.cmdPipelineBarrier(cmd, vkPipelineStageTransferBit, vkPipelineStageTransferBit, 0, 1, unsafe.Pointer(between), 0, nil, 0, nil)
+				}
+				d.fn.cmdCopyBuffer(cmd, src.handle, dst.handle, 1, unsafe.Pointer(region))
+			}
+		})
+	}
+	return d.bench(warmup, n, rec)
+}
+
+// bench is the common part of Bench and BenchCopy. d.mu is held. rec(count, timed) records
+// count units of work into d.cmd (timestamps 0 and 1 around them when timed): bench records
+// and submits warmup units when warmup > 0, then n units, timed by device timestamps where the
+// queue supports them, else by the wall clock around the submit and the wait.
+func (d *Device) bench(warmup, n int, rec func(count int, timed bool) error) (BenchResult, error) {
 	if warmup > 0 {
-		if err := d.record(x, warmup, false); err != nil {
+		if err := rec(warmup, false); err != nil {
 			return BenchResult{}, err
 		}
 		if err := d.submit(); err != nil {
@@ -193,7 +268,7 @@ func (d *Device) Bench(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint3
 		}
 	}
 	timed := d.queryPool != 0
-	if err := d.record(x, n, timed); err != nil {
+	if err := rec(n, timed); err != nil {
 		return BenchResult{}, err
 	}
 	start := time.Now()

@@ -518,6 +518,74 @@ func TestBench(t *testing.T) {
 	}
 }
 
+func TestBenchCopy(t *testing.T) {
+	d := openDevice(t, Options{})
+	const size = 1 << 20
+	src, err := d.NewBuffer(size + 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := d.NewBuffer(size + 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, size+64)
+	for i := range data {
+		data[i] = byte(i*7 + i>>8 + 1)
+	}
+	if err := src.Write(0, data); err != nil {
+		t.Fatal(err)
+	}
+	const copies = 20
+	res, err := d.BenchCopy(src, dst, size, 2, copies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v: %.2f GB/s (read + write)", res, 2*size/res.PerDispatch.Seconds()/1e9)
+	if res.Timestamps != d.Info().Timestamps {
+		t.Errorf("Timestamps %v, device says %v", res.Timestamps, d.Info().Timestamps)
+	}
+	if res.PerDispatch <= 0 || res.PerDispatch > time.Second || res.Total < res.PerDispatch*copies ||
+		res.Total >= res.PerDispatch*(copies+1) {
+		t.Errorf("implausible %+v", res)
+	}
+	got := make([]byte, size+64)
+	if err := dst.Read(0, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got[:size], data[:size]) {
+		t.Errorf("dst does not hold a copy of src's first %d bytes", size)
+	}
+	for i, b := range got[size:] {
+		if b != 0 {
+			t.Fatalf("dst[%d] = %d past the copied range, want 0", size+i, b)
+		}
+	}
+	other := openDevice(t, Options{})
+	foreign, err := other.NewBuffer(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name          string
+		src, dst      *Buffer
+		size, warm, n int
+	}{
+		{"nil src", nil, dst, size, 0, 1},
+		{"nil dst", src, nil, size, 0, 1},
+		{"same buffer", src, src, size, 0, 1},
+		{"too big", src, dst, size + 65, 0, 1},
+		{"zero size", src, dst, 0, 0, 1},
+		{"zero n", src, dst, size, 0, 0},
+		{"negative warmup", src, dst, size, -1, 1},
+		{"foreign", foreign, dst, size, 0, 1},
+	} {
+		if _, err := d.BenchCopy(c.src, c.dst, c.size, c.warm, c.n); err == nil {
+			t.Errorf("%s: BenchCopy succeeded", c.name)
+		}
+	}
+}
+
 func TestCloseReleasesEverything(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skip(err)

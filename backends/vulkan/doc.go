@@ -1,8 +1,9 @@
 // Package vulkan is onesource's Vulkan backend: a direct SPIR-V binary emitter for ir kernels
 // (Emit, and Compile, which lowers first), and a device runtime that loads the Vulkan library at
-// run time (Available, Open, Device.NewBuffer, Device.Pipeline, Device.Run, Device.Bench). A
-// Module is the contract between the two: the SPIR-V words plus the bindings, push-constant
-// size, workgroup and subgroup sizes, shared memory and device Features the words rely on.
+// run time (Available, Open, Device.NewBuffer, Device.Pipeline, Device.Run, Device.Bench,
+// Device.BenchCopy). A Module is the contract between the two: the SPIR-V words plus the
+// bindings, push-constant size, workgroup and subgroup sizes, shared memory and device Features
+// the words rely on.
 //
 // # The emitted module
 //

@@ -1186,6 +1186,14 @@ type vkMemoryBarrier struct {
 	DstAccessMask vkAccessFlags   `c:"dstAccessMask"`
 }
 
+// vkBufferCopy mirrors VkBufferCopy.
+type vkBufferCopy struct {
+	_         structs.HostLayout
+	SrcOffset vkDeviceSize `c:"srcOffset"`
+	DstOffset vkDeviceSize `c:"dstOffset"`
+	Size      vkDeviceSize `c:"size"`
+}
+
 // vkSubmitInfo mirrors VkSubmitInfo.
 type vkSubmitInfo struct {
 	_                    structs.HostLayout
@@ -1468,6 +1476,7 @@ type vkDeviceFuncs struct {
 	vkCmdPushConstants            uintptr
 	vkCmdDispatch                 uintptr
 	vkCmdPipelineBarrier          uintptr
+	vkCmdCopyBuffer               uintptr
 	vkCmdWriteTimestamp           uintptr
 	vkCmdResetQueryPool           uintptr
 	vkCreateQueryPool             uintptr
@@ -1521,6 +1530,7 @@ func (f *vkDeviceFuncs) entries() []vkFuncEntry {
 		{"vkCmdPushConstants", &f.vkCmdPushConstants},
 		{"vkCmdDispatch", &f.vkCmdDispatch},
 		{"vkCmdPipelineBarrier", &f.vkCmdPipelineBarrier},
+		{"vkCmdCopyBuffer", &f.vkCmdCopyBuffer},
 		{"vkCmdWriteTimestamp", &f.vkCmdWriteTimestamp},
 		{"vkCmdResetQueryPool", &f.vkCmdResetQueryPool},
 		{"vkCreateQueryPool", &f.vkCreateQueryPool},
@@ -1814,6 +1824,11 @@ func (f *vkDeviceFuncs) cmdDispatch(commandBuffer vkCommandBuffer, groupCountX u
 // cmdPipelineBarrier calls vkCmdPipelineBarrier.
 func (f *vkDeviceFuncs) cmdPipelineBarrier(commandBuffer vkCommandBuffer, srcStageMask vkPipelineStageFlags, dstStageMask vkPipelineStageFlags, dependencyFlags vkDependencyFlags, memoryBarrierCount uint32, pMemoryBarriers unsafe.Pointer, bufferMemoryBarrierCount uint32, pBufferMemoryBarriers unsafe.Pointer, imageMemoryBarrierCount uint32, pImageMemoryBarriers unsafe.Pointer) {
 	vkCall(f.vkCmdPipelineBarrier, uintptr(commandBuffer), uintptr(srcStageMask), uintptr(dstStageMask), uintptr(dependencyFlags), uintptr(memoryBarrierCount), uintptr(pMemoryBarriers), uintptr(bufferMemoryBarrierCount), uintptr(pBufferMemoryBarriers), uintptr(imageMemoryBarrierCount), uintptr(pImageMemoryBarriers))
+}
+
+// cmdCopyBuffer calls vkCmdCopyBuffer.
+func (f *vkDeviceFuncs) cmdCopyBuffer(commandBuffer vkCommandBuffer, srcBuffer vkBuffer, dstBuffer vkBuffer, regionCount uint32, pRegions unsafe.Pointer) {
+	vkCall(f.vkCmdCopyBuffer, uintptr(commandBuffer), uintptr(srcBuffer), uintptr(dstBuffer), uintptr(regionCount), uintptr(pRegions))
 }
 
 // cmdWriteTimestamp calls vkCmdWriteTimestamp.

@@ -47,6 +47,7 @@ var vkMirroredStructs = []vkMirroredStruct{
 	{"VkCommandBufferAllocateInfo", reflect.TypeOf(vkCommandBufferAllocateInfo{})},
 	{"VkCommandBufferBeginInfo", reflect.TypeOf(vkCommandBufferBeginInfo{})},
 	{"VkMemoryBarrier", reflect.TypeOf(vkMemoryBarrier{})},
+	{"VkBufferCopy", reflect.TypeOf(vkBufferCopy{})},
 	{"VkSubmitInfo", reflect.TypeOf(vkSubmitInfo{})},
 	{"VkFenceCreateInfo", reflect.TypeOf(vkFenceCreateInfo{})},
 	{"VkQueryPoolCreateInfo", reflect.TypeOf(vkQueryPoolCreateInfo{})},
