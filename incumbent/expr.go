@@ -8,7 +8,9 @@ import (
 )
 
 // Expr is a parsed shape expression: numbers, shape variables, + - * /, unary minus,
-// parentheses and the functions cdiv(a, b) (ceiling division), min(a, b), max(a, b).
+// parentheses and the functions cdiv(a, b) (ceiling division), min(a, b), max(a, b), and
+// pow(a, b), log2(a), floor(a) (for fields a host derives with powf/log2f/floorf, such as
+// ggml's soft_max ALiBi slopes m0, m1 and n_head_log2).
 //
 // An expression is evaluated in one of two modes. EvalInt (u32/i32 fields, bool spec constants,
 // workgroup sizes, the grid, buffer sizes) computes in int64 with division truncating toward
@@ -76,6 +78,9 @@ func (e *Expr) EvalInt(vars map[string]float64) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("expression %q: %w", e.src, err)
 	}
+	if v != math.Trunc(v) || math.IsInf(v, 0) || math.Abs(v) >= 1<<63 {
+		return 0, fmt.Errorf("expression %q: %v is not an integer (wrap it in floor)", e.src, v)
+	}
 	return int64(v), nil
 }
 
@@ -133,6 +138,19 @@ func evalNode(n node, vars map[string]float64, integer bool) (float64, error) {
 		return math.Min(args[0], args[1]), nil
 	case "max":
 		return math.Max(args[0], args[1]), nil
+	case "pow":
+		v := math.Pow(args[0], args[1])
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("pow(%v, %v) is not finite", args[0], args[1])
+		}
+		return v, nil
+	case "log2":
+		if args[0] <= 0 {
+			return 0, fmt.Errorf("log2(%v): want a positive argument", args[0])
+		}
+		return math.Log2(args[0]), nil
+	case "floor":
+		return math.Floor(args[0]), nil
 	}
 	return 0, fmt.Errorf("unknown function %q", n.name)
 }
@@ -207,7 +225,7 @@ func (p *exprParser) unary() (node, error) {
 	return p.primary()
 }
 
-var exprFuncs = map[string]int{"cdiv": 2, "min": 2, "max": 2}
+var exprFuncs = map[string]int{"cdiv": 2, "min": 2, "max": 2, "pow": 2, "log2": 1, "floor": 1}
 
 func (p *exprParser) primary() (node, error) {
 	c := p.peek()
