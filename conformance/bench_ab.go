@@ -74,15 +74,17 @@ type workloadDef struct {
 	build func(sh map[string]float64, s kernels.Schedule) (*Workload, error)
 }
 
-// workloads are the ops the A/B benchmark knows how to feed. Shape variables: rms_norm rows, n,
-// eps; add n; matvec rows, n.
+// workloads are the ops the A/B benchmark feeds at a chosen realistic shape. Shape variables:
+// rms_norm rows, n, eps; add n; matvec rows, n. Every other cell gets a case workload (see
+// caseWorkload).
 var workloads = map[string]workloadDef{
 	"rms_norm/f32": {shape: map[string]float64{"rows": 512, "n": 4096, "eps": 1e-6}, build: rmsNormWorkload},
 	"add/f32":      {shape: map[string]float64{"n": 512 * 4096}, build: addWorkload},
 	"matvec/f32":   {shape: map[string]float64{"rows": 1024, "n": 4096}, build: matvecWorkload},
 }
 
-// WorkloadOps lists the cells ("op/type") the A/B benchmark can feed.
+// WorkloadOps lists the cells ("op/type") with a workload at a chosen realistic shape; every other
+// registered cell is fed its largest conformance case (see NewWorkload).
 func WorkloadOps() []string {
 	out := make([]string, 0, len(workloads))
 	for k := range workloads {
@@ -92,13 +94,29 @@ func WorkloadOps() []string {
 	return out
 }
 
-// NewWorkload builds the benchmark input of cell op/typ: the default shape, with the variables
-// of shape (may be nil) overriding it.
+// NewWorkload builds the benchmark input of cell op/typ. The cells of WorkloadOps get their
+// default shape, with the variables of shape (may be nil) overriding it; every other registered
+// cell gets its case workload (see caseWorkload), whose shape is fixed by the case: shape may
+// only restate its variables.
 func NewWorkload(op, typ string, shape map[string]float64, s kernels.Schedule) (*Workload, error) {
 	key := strings.ToLower(op + "/" + typ)
 	def, ok := workloads[key]
 	if !ok {
-		return nil, fmt.Errorf("A/B benchmark: no workload for %s (known: %s)", key, strings.Join(WorkloadOps(), ", "))
+		c, found := lookupCell(key)
+		if !found {
+			return nil, fmt.Errorf("A/B benchmark: no cell %s", key)
+		}
+		w, err := caseWorkload(c, s)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range shape {
+			if have, known := w.Shape[k]; !known || have != v {
+				return nil, fmt.Errorf("A/B benchmark: %s: the shape is that of its largest conformance case (%s); cannot set %s = %v", key, shapeString(w.Shape), k, v)
+			}
+		}
+		w.Op, w.Type = op, typ
+		return w, nil
 	}
 	sh := map[string]float64{}
 	for k, v := range def.shape {
@@ -120,6 +138,110 @@ func NewWorkload(op, typ string, shape map[string]float64, s kernels.Schedule) (
 		return nil, err
 	}
 	w.Op, w.Type, w.Shape = op, typ, sh
+	return w, nil
+}
+
+// lookupCell returns the registered cell named key ("op/type", lower case).
+func lookupCell(key string) (kernels.Cell, bool) {
+	for _, c := range kernels.Cells() {
+		if strings.ToLower(c.Name()) == key {
+			return c, true
+		}
+	}
+	return kernels.Cell{}, false
+}
+
+func shapeString(sh map[string]float64) string {
+	keys := make([]string, 0, len(sh))
+	for k := range sh {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, sh[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// caseWorkload is the workload of any cell: its largest conformance case at schedule s (the most
+// bytes over all bindings; the first of equals), so that no op-specific input builder is
+// needed. Operands are the twin's bindings, named as its kernel names them, with the case's
+// initial bytes; the outputs are the case's compared bindings, and Want returns the case's
+// oracle bytes. The twin's parameters and grid are the case's.
+//
+// Shape variables, for the incumbent's expressions: every parameter of the twin by its name (u32
+// and i32 as integers, f32 as its value: n, mask_rows, scale, ...), grid_x, grid_y and grid_z
+// (the case's grid), lanes (s.Lanes), and bytes_NAME (the byte size of operand NAME). A shape
+// variable the twin's kernel also names as a parameter keeps the parameter's value.
+func caseWorkload(c kernels.Cell, s kernels.Schedule) (*Workload, error) {
+	k, err := c.Build(s).Build()
+	if err != nil {
+		return nil, fmt.Errorf("A/B benchmark: %s: twin does not build: %w", c.Name(), err)
+	}
+	cases, err := c.Cases(s)
+	if err != nil {
+		return nil, fmt.Errorf("A/B benchmark: %s: cases: %w", c.Name(), err)
+	}
+	best, bestBytes := -1, -1
+	for i, cs := range cases {
+		n := 0
+		for _, b := range cs.Buffers {
+			n += len(b)
+		}
+		if n > bestBytes {
+			best, bestBytes = i, n
+		}
+	}
+	if best < 0 {
+		return nil, fmt.Errorf("A/B benchmark: %s has no conformance case", c.Name())
+	}
+	cs := cases[best]
+	if len(cs.Buffers) != len(k.Buffers) {
+		return nil, fmt.Errorf("A/B benchmark: %s case %s: %d buffers for %d bindings", c.Name(), cs.Name, len(cs.Buffers), len(k.Buffers))
+	}
+	if len(cs.Params) != len(k.Params) {
+		return nil, fmt.Errorf("A/B benchmark: %s case %s: %d parameters for %d", c.Name(), cs.Name, len(cs.Params), len(k.Params))
+	}
+	w := &Workload{
+		Op: c.Op, Type: c.Type.String(),
+		Shape:      map[string]float64{},
+		TwinParams: append([]uint32(nil), cs.Params...),
+		TwinGroups: cs.Groups,
+	}
+	elem := map[int]string{}
+	for j, b := range cs.Outputs {
+		e := "f32"
+		if j < len(cs.Elem) && cs.Elem[j] != "" {
+			e = cs.Elem[j]
+		}
+		elem[b] = e
+	}
+	for i, b := range k.Buffers {
+		e, out := elem[i]
+		w.Operands = append(w.Operands, Operand{Name: b.Name, Data: append([]byte(nil), cs.Buffers[i]...), Output: out, Elem: e})
+		w.Shape["bytes_"+b.Name] = float64(len(cs.Buffers[i]))
+	}
+	w.Shape["grid_x"], w.Shape["grid_y"], w.Shape["grid_z"] = float64(cs.Groups[0]), float64(cs.Groups[1]), float64(cs.Groups[2])
+	w.Shape["lanes"] = float64(s.Lanes)
+	for i, p := range k.Params {
+		v := cs.Params[i]
+		switch p.Type {
+		case ir.TF32:
+			w.Shape[p.Name] = float64(math.Float32frombits(v))
+		case ir.TI32:
+			w.Shape[p.Name] = float64(int32(v))
+		default:
+			w.Shape[p.Name] = float64(v)
+		}
+	}
+	want := map[string][]byte{}
+	for j, b := range cs.Outputs {
+		if j < len(cs.Want) && b >= 0 && b < len(k.Buffers) {
+			want[k.Buffers[b].Name] = cs.Want[j]
+		}
+	}
+	w.Want = func() (map[string][]byte, error) { return want, nil }
 	return w, nil
 }
 
@@ -308,8 +430,16 @@ func (x *prepared) bench(d *vulkan.Device, o ABOptions) (vulkan.BenchResult, err
 	return d.Bench(x.p, x.bufs, x.push, x.groups, o.Warmup, o.N)
 }
 
-// check runs x once and compares its outputs with want; it returns exactness and max ULP.
+// check restores the initial bytes of x's outputs (the other side may have written them), runs x
+// once and compares its outputs with want; it returns exactness and max ULP.
 func (x *prepared) check(d *vulkan.Device, w *Workload, want map[string][]byte) (bool, float64, error) {
+	for name, buf := range x.outs {
+		if op, ok := w.operand(name); ok {
+			if err := buf.Write(0, op.Data); err != nil {
+				return false, 0, err
+			}
+		}
+	}
 	if err := d.Run(x.p, x.bufs, x.push, x.groups); err != nil {
 		return false, 0, err
 	}
