@@ -439,6 +439,7 @@ func (k *Kernel) reduce(op ir.ReduceOp, v Value) Value {
 	return k.emit(&ir.Inst{Op: ir.OpReduce, Type: v.Type(), Args: []*ir.Inst{v.in}, Aux: uint64(op), Pos: p})
 }
 
+// String describes the Value for messages.
 func (v Value) String() string {
 	if v.in == nil {
 		return "Value{}"

@@ -20,6 +20,7 @@ func (p Pos) Short() string {
 	return fmt.Sprintf("%s:%d", filepath.Base(p.File), p.Line)
 }
 
+// String describes the Pos for messages.
 func (p Pos) String() string {
 	if p.File == "" {
 		return "?"
@@ -107,6 +108,7 @@ var opNames = [...]string{
 	OpBarrier: "barrier",
 }
 
+// String returns the name of Op as the IR text form prints it.
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {
 		return opNames[o]
@@ -114,9 +116,13 @@ func (o Op) String() string {
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
-// IsUnary, IsBinary and IsCompare classify the element-wise ops.
-func (o Op) IsUnary() bool   { return o >= OpNeg && o <= OpFloor }
-func (o Op) IsBinary() bool  { return o >= OpAdd && o <= OpShr }
+// IsUnary reports whether o is an element-wise unary op (neg through floor).
+func (o Op) IsUnary() bool { return o >= OpNeg && o <= OpFloor }
+
+// IsBinary reports whether o is an element-wise binary op (add through shr).
+func (o Op) IsBinary() bool { return o >= OpAdd && o <= OpShr }
+
+// IsCompare reports whether o is a comparison with a bool result.
 func (o Op) IsCompare() bool { return o >= OpEq && o <= OpGe }
 
 // IsTerminator reports whether o ends its block (what follows in the block never runs).
@@ -139,6 +145,7 @@ const (
 
 var builtinNames = [...]string{"global_id", "local_id", "workgroup_id", "num_workgroups", "local_index", "subgroup_size", "lane_id", "subgroup_id"}
 
+// String returns the name of Builtin as the IR text form prints it.
 func (b Builtin) String() string {
 	if int(b) < len(builtinNames) {
 		return builtinNames[b]
@@ -161,6 +168,7 @@ const (
 
 var memNames = [...]string{"buf", "shared", "var"}
 
+// String returns the name of Mem as the IR text form prints it.
 func (m Mem) String() string {
 	if int(m) < len(memNames) {
 		return memNames[m]
@@ -182,6 +190,7 @@ const (
 
 var atomicNames = [...]string{"add", "min", "max", "xchg", "cmpxchg"}
 
+// String returns the name of AtomicOp as the IR text form prints it.
 func (a AtomicOp) String() string {
 	if int(a) < len(atomicNames) {
 		return atomicNames[a]
@@ -198,6 +207,7 @@ const (
 	ReduceMax
 )
 
+// String returns the name of ReduceOp as the IR text form prints it.
 func (r ReduceOp) String() string {
 	if r == ReduceSum {
 		return "sum"
@@ -241,6 +251,7 @@ const (
 	ReadWrite
 )
 
+// String returns the name of Access as the IR text form prints it.
 func (a Access) String() string {
 	switch a {
 	case ReadOnly:

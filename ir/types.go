@@ -23,6 +23,7 @@ const (
 
 var scalarNames = [...]string{"void", "bool", "i8", "u8", "i16", "u16", "i32", "u32", "f16", "f32", "f64"}
 
+// String returns the name of Scalar as the IR text form prints it.
 func (s Scalar) String() string {
 	if int(s) < len(scalarNames) {
 		return scalarNames[s]
@@ -95,6 +96,7 @@ func (t Type) IsVector() bool { return t.Lanes > 1 }
 // Elem is the scalar type of one lane of t.
 func (t Type) Elem() Type { return Type{t.Scalar, 1} }
 
+// String describes the Type for messages.
 func (t Type) String() string {
 	if t.Lanes > 1 {
 		return fmt.Sprintf("vec%d<%s>", t.Lanes, t.Scalar)

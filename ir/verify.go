@@ -13,6 +13,7 @@ type Error struct {
 	Msg    string
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s: kernel %s: %s", e.Pos, e.Kernel, e.Msg)
 }

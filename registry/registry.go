@@ -344,6 +344,7 @@ type DowngradeError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *DowngradeError) Error() string {
 	return fmt.Sprintf("registry: %s is dsl; evidence would make it %s (%s): a flip is undone only by Revert", e.Key, e.To, e.Reason)
 }

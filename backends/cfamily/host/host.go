@@ -30,6 +30,7 @@ const (
 	MSL                  // .metal: kernel functions with [[...]] argument attributes
 )
 
+// String returns the name of Lang as messages and reports print it.
 func (l Lang) String() string {
 	switch l {
 	case CUDA:
@@ -111,6 +112,7 @@ type ExecError struct {
 	Program  string // the compiled program's path
 }
 
+// Error implements error.
 func (e *ExecError) Error() string {
 	msg := strings.TrimSpace(e.Message)
 	prefix := "host execution (H) of " + e.Kernel + ": "
