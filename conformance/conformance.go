@@ -56,19 +56,6 @@ type Result struct {
 	Ran      bool    `json:"ran"`
 }
 
-// Status is the short verdict shown in the matrix.
-func (r Result) Status() string {
-	switch {
-	case !r.Ran:
-		return "unavailable"
-	case r.BitExact:
-		return r.Levels
-	case r.Reason != "" && !strings.Contains(r.Levels, "B"):
-		return r.Levels + " FAIL"
-	}
-	return r.Levels
-}
-
 // Judge runs one cell on one open target at schedule s and returns the verdict.
 func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 	start := time.Now()

@@ -2,10 +2,8 @@ package conformance
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
@@ -18,7 +16,6 @@ import (
 // on the device.
 type Vulkan struct {
 	dev *vulkan.Device
-	tmp string
 }
 
 // Name implements Target.
@@ -34,17 +31,13 @@ func (v *Vulkan) Open() error {
 		return err
 	}
 	v.dev = d
-	v.tmp, err = os.MkdirTemp("", "onesource-conform-")
-	return err
+	return nil
 }
 
 // Close implements Target.
 func (v *Vulkan) Close() {
 	if v.dev != nil {
 		v.dev.Close()
-	}
-	if v.tmp != "" {
-		os.RemoveAll(v.tmp)
 	}
 }
 
@@ -60,13 +53,14 @@ func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		return o
 	}
 	o.Levels = "E"
-	if ok, err := spirvVal(v.tmp, m); err != nil {
+	switch err := vulkan.Validate(m.Words); {
+	case errors.Is(err, vulkan.ErrNoValidator):
+		o.Notes = append(o.Notes, "spirv-val not installed: V not checked")
+	case err != nil:
 		o.Err = err
 		return o
-	} else if ok {
+	default:
 		o.Levels += "V"
-	} else {
-		o.Notes = append(o.Notes, "spirv-val not installed: V not checked")
 	}
 	p, err := v.dev.Pipeline(m)
 	if err != nil {
@@ -128,24 +122,4 @@ func (v *Vulkan) runCase(p *vulkan.Pipeline, c kernels.Case) ([][]byte, error) {
 		}
 	}
 	return outs, nil
-}
-
-// spirvVal validates m with spirv-val; ok false (and no error) when spirv-val is not installed.
-func spirvVal(dir string, m *vulkan.Module) (bool, error) {
-	path, err := exec.LookPath("spirv-val")
-	if err != nil {
-		return false, nil
-	}
-	f := filepath.Join(dir, m.Name+".spv")
-	b := make([]byte, 4*len(m.Words))
-	for i, w := range m.Words {
-		binary.LittleEndian.PutUint32(b[4*i:], w)
-	}
-	if err := os.WriteFile(f, b, 0o644); err != nil {
-		return false, err
-	}
-	if out, err := exec.Command(path, "--target-env", "vulkan1.3", f).CombinedOutput(); err != nil {
-		return false, fmt.Errorf("spirv-val rejects the module: %v: %s", err, out)
-	}
-	return true, nil
 }

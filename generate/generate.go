@@ -7,7 +7,6 @@
 package generate
 
 import (
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,11 +65,7 @@ func emitSPIRV(k *ir.Kernel) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 4*len(m.Words))
-	for i, w := range m.Words {
-		binary.LittleEndian.PutUint32(out[4*i:], w)
-	}
-	return out, nil
+	return vulkan.Bytes(m.Words), nil
 }
 
 // File is one generated file.

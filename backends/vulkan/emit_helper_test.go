@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/internal/irtest"
 	"github.com/onesource-go/onesource/ir"
 )
@@ -81,11 +82,9 @@ func writeSPV(t testing.TB, words []uint32) string {
 // message and the disassembly.
 func spirvVal(t testing.TB, words []uint32) error {
 	t.Helper()
-	path := writeSPV(t, words)
-	out, err := exec.Command("spirv-val", "--target-env", "vulkan1.3", path).CombinedOutput()
-	if err != nil {
+	if err := vulkan.Validate(words); err != nil {
 		dis, _ := spirvDis(t, words, true)
-		return fmt.Errorf("spirv-val: %v\n%s\n--- disassembly ---\n%s", err, out, dis)
+		return fmt.Errorf("%w\n--- disassembly ---\n%s", err, dis)
 	}
 	return nil
 }

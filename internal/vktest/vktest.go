@@ -5,10 +5,8 @@ package vktest
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -42,32 +40,19 @@ func Device(t testing.TB) *vulkan.Device {
 	return dev
 }
 
-// Validate runs spirv-val --target-env vulkan1.3 on m, failing t when it rejects it and
-// skipping the check (with a log line) when spirv-val is not installed.
+// Validate runs spirv-val on m (vulkan.Validate), failing t when it rejects it and logging that
+// the check did not run when spirv-val is not installed.
 func Validate(t testing.TB, m *vulkan.Module) {
 	t.Helper()
-	path, err := exec.LookPath("spirv-val")
-	if err != nil {
+	if err := vulkan.Validate(m.Words); errors.Is(err, vulkan.ErrNoValidator) {
 		t.Logf("spirv-val not installed: %s not validated", m.Name)
-		return
-	}
-	f := filepath.Join(t.TempDir(), m.Name+".spv")
-	if err := os.WriteFile(f, Words(m.Words), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(path, "--target-env", "vulkan1.3", f).CombinedOutput(); err != nil {
-		t.Fatalf("spirv-val rejects %s: %v\n%s", m.Name, err, out)
+	} else if err != nil {
+		t.Fatalf("%s: %v", m.Name, err)
 	}
 }
 
 // Words returns SPIR-V words as little-endian bytes.
-func Words(w []uint32) []byte {
-	b := make([]byte, 4*len(w))
-	for i, x := range w {
-		binary.LittleEndian.PutUint32(b[4*i:], x)
-	}
-	return b
-}
+func Words(w []uint32) []byte { return vulkan.Bytes(w) }
 
 // Compile builds, lowers for caps, emits and validates a kernel.
 func Compile(t testing.TB, k *dsl.Kernel, caps lower.Caps) *vulkan.Module {
