@@ -62,3 +62,33 @@ func ExampleKernel_ReduceSum() {
 	fmt.Println(err)
 	// Output: <nil>
 }
+
+// Build verifies the kernel and returns its typed IR. The IR's text form is stable: a*x and the
+// add are two separately rounded instructions (never contracted to an FMA).
+func ExampleKernel_Build() {
+	k, err := saxpy(64).Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(k)
+	// Output:
+	// kernel saxpy workgroup(64, 1, 1)
+	//   buffer 0 x: f32 read
+	//   buffer 1 y: f32 read_write
+	//   param 0 a: f32
+	//   param 1 n: u32
+	// {
+	//   %0 = param 0 : f32  // a
+	//   %1 = param 1 : u32  // n
+	//   %2 = builtin global_id.x : u32
+	//   %3 = lt %2, %1 : bool
+	//   if %3 {
+	//     %4 = load buf 0 %2 : f32
+	//     %5 = mul %0, %4 : f32
+	//     %6 = load buf 1 %2 : f32
+	//     %7 = add %5, %6 : f32
+	//     store buf 1 %2, %7
+	//   }
+	// }
+}

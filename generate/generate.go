@@ -1,19 +1,43 @@
-// Package generate turns DSL kernels into per-backend files: the engine of `onesource gen`.
+// Package generate turns DSL kernels into per-backend files and a Go file that embeds them: the
+// engine of `onesource gen`.
 //
-// A package holding kernels exports `func Kernels() []*dsl.Kernel`. `onesource gen` finds such
-// packages, writes a small driver program that imports them and calls Main, and runs it with
-// `go run`: the kernels are built by the user's own Go code, so their schedules are whatever
-// that code says. Output is deterministic: the same kernels give byte-identical files.
+// The convention: a package holds kernels either in `func Kernels() []*dsl.Kernel` (which then
+// lists all of them), or, without such a function, in exported functions with no parameters
+// that return one *dsl.Kernel each (`func Axpy() *dsl.Kernel`). `onesource gen` finds them with
+// golang.org/x/tools/go/packages, writes a small driver program that imports the packages and
+// calls Main, and runs it with `go run` from the user's module: the kernels are built by the
+// user's own Go code, so their schedules are whatever that code says.
+//
+// Two outputs:
+//
+//   - Package mode (the //go:generate step): for each package, <dir>/onesource/<kernel><ext>
+//     per kernel and backend, and <dir>/onesource_gen.go, which embeds those files (//go:embed)
+//     and declares `var Generated = prebuilt.NewSet(...)`, registered with package prebuilt at
+//     init, so a program dispatches the kernels with no compiler at run time. Files in
+//     <dir>/onesource that the run did not write are removed. The generated Go file is built
+//     only without the onesource_gen build tag, which the driver program sets: a stale or
+//     half-written generated file never stops the next generation. Code of the kernel package
+//     itself must therefore not refer to Generated; the program's other packages do.
+//   - Directory mode (-o DIR): every kernel's files in one directory, no Go file.
+//
+// Output is deterministic: the same kernels give byte-identical files on every machine (no
+// absolute paths, dates or tool versions are written), and a file whose bytes would not change
+// is not rewritten.
 package generate
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"go/format"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/onesource-go/onesource/backends/cuda"
@@ -22,6 +46,8 @@ import (
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/lower"
+	"github.com/onesource-go/onesource/prebuilt"
 )
 
 // Backend is one output format.
@@ -74,97 +100,482 @@ type File struct {
 	Data []byte
 }
 
-// Files builds every kernel and emits it for each named backend. Errors from all kernels are
-// returned together; two kernels of one name are an error (their files would collide).
-func Files(ks []*dsl.Kernel, backends []string) ([]File, error) {
-	var files []File
-	var errs []error
-	seen := map[string]bool{}
+// Built is one kernel built, lowered and emitted for the requested backends, with the interface
+// description the generated Go file records.
+type Built struct {
+	Kernel *ir.Kernel
+	Files  []File          // one per backend, in the order the backends were asked for
+	Meta   prebuilt.Kernel // the interface and artifacts (File paths relative to the output directory)
+}
+
+// Build builds every kernel and emits it for each named backend. Errors from all kernels are
+// returned together; two kernels of one name are an error (their files would collide). The result
+// is sorted by kernel name.
+func Build(ks []*dsl.Kernel, backends []string) ([]Built, error) {
 	for _, b := range backends {
 		if _, ok := Backends[b]; !ok {
 			return nil, fmt.Errorf("unknown backend %q (known: %s)", b, strings.Join(BackendNames(), ", "))
 		}
 	}
-	for _, kb := range ks {
+	var out []Built
+	var errs []error
+	seen := map[string]ir.Pos{}
+	for i, kb := range ks {
+		if kb == nil {
+			errs = append(errs, fmt.Errorf("kernel %d of %d is nil", i+1, len(ks)))
+			continue
+		}
 		k, err := kb.Build()
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if seen[k.Name] {
-			errs = append(errs, fmt.Errorf("%s: a second kernel named %s", k.Pos, k.Name))
+		if first, ok := seen[k.Name]; ok {
+			errs = append(errs, fmt.Errorf("%s: a second kernel named %s (the first is at %s)", k.Pos, k.Name, first))
 			continue
 		}
-		seen[k.Name] = true
-		for _, b := range backends {
-			be := Backends[b]
+		seen[k.Name] = k.Pos
+		b := Built{Kernel: k, Meta: describe(k)}
+		ok := true
+		for _, name := range backends {
+			be := Backends[name]
 			data, err := be.Emit(k)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %s: %w", b, k.Name, err))
+				errs = append(errs, fmt.Errorf("%s: %s: %w", name, k.Name, err))
+				ok = false
 				continue
 			}
-			files = append(files, File{Name: k.Name + be.Ext, Data: data})
+			f := File{Name: k.Name + be.Ext, Data: data}
+			a, err := artifact(k, name, f)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %s: %w", name, k.Name, err))
+				ok = false
+				continue
+			}
+			b.Files = append(b.Files, f)
+			b.Meta.Artifacts = append(b.Meta.Artifacts, a)
+		}
+		if ok {
+			sort.Slice(b.Meta.Artifacts, func(i, j int) bool { return b.Meta.Artifacts[i].Backend < b.Meta.Artifacts[j].Backend })
+			out = append(out, b)
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kernel.Name < out[j].Kernel.Name })
+	return out, errors.Join(errs...)
+}
+
+// Files builds every kernel and emits it for each named backend (see Build), sorted by name.
+func Files(ks []*dsl.Kernel, backends []string) ([]File, error) {
+	built, err := Build(ks, backends)
+	var files []File
+	for _, b := range built {
+		files = append(files, b.Files...)
+	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
-	return files, errors.Join(errs...)
+	return files, err
+}
+
+// describe is the interface of k as package prebuilt records it.
+func describe(k *ir.Kernel) prebuilt.Kernel {
+	m := prebuilt.Kernel{Name: k.Name, Source: k.Pos.Short(), Workgroup: k.WorkgroupSize}
+	for _, b := range k.Buffers {
+		m.Buffers = append(m.Buffers, prebuilt.Buffer{Name: b.Name, Elem: b.Elem.String(), ElemBytes: elemBytes(b.Elem), Access: prebuilt.Access(b.Access.String())})
+	}
+	for _, p := range k.Params {
+		m.Params = append(m.Params, prebuilt.Param{Name: p.Name, Type: p.Type.String()})
+	}
+	return m
+}
+
+// elemBytes is a buffer element's stride (a vec3 is padded to 16 bytes, as on Vulkan).
+func elemBytes(t ir.Type) int {
+	lanes := int(t.Lanes)
+	if lanes == 3 {
+		lanes = 4
+	}
+	if lanes == 0 {
+		lanes = 1
+	}
+	return t.Scalar.Bits() / 8 * lanes
+}
+
+// artifact describes file f of kernel k for backend.
+func artifact(k *ir.Kernel, backend string, f File) (prebuilt.Artifact, error) {
+	sum := sha256.Sum256(f.Data)
+	a := prebuilt.Artifact{Backend: backend, File: f.Name, SHA256: hex.EncodeToString(sum[:])}
+	switch backend {
+	case "vulkan":
+		m, err := vulkan.Compile(k, vulkan.PortableCaps)
+		if err != nil {
+			return a, err
+		}
+		for i, b := range m.Bindings {
+			if want := elemBytes(k.Buffers[i].Elem); b.ElemSize != want {
+				return a, fmt.Errorf("binding %d (%s) has %d-byte elements in SPIR-V, %d in the kernel", i, b.Name, b.ElemSize, want)
+			}
+		}
+		a.Vulkan = &prebuilt.VulkanModule{PushConstantSize: m.PushConstantSize, SubgroupSize: m.SubgroupSize, SharedBytes: m.SharedBytes, Features: prebuilt.FeatureNames(m.Features)}
+	case "cuda", "hip":
+		caps := cuda.Caps
+		if backend == "hip" {
+			c, err := hip.CapsFor(hip.Generic)
+			if err != nil {
+				return a, err
+			}
+			caps = c
+		}
+		low, err := lower.Run(k, caps)
+		if err != nil {
+			return a, err
+		}
+		a.LenArgs = lenArgs(low)
+	}
+	return a, nil
+}
+
+// lenArgs lists the buffers whose length the lowered kernel reads: the C-family printer passes
+// each one's element count as a trailing argument, in binding order.
+func lenArgs(k *ir.Kernel) []int {
+	used := make([]bool, len(k.Buffers))
+	ir.Walk(k.Body, func(in *ir.Inst) bool {
+		if in.Op == ir.OpLen && in.Ref >= 0 && in.Ref < len(used) {
+			used[in.Ref] = true
+		}
+		return true
+	})
+	var out []int
+	for i, u := range used {
+		if u {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// writeFile stores data at path unless the file already holds exactly data; it writes a temporary
+// file and renames it, so a reader never sees half a file. It reports whether it wrote.
+func writeFile(path string, data []byte) (bool, error) {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return false, err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return false, errors.Join(werr, cerr)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return false, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return false, err
+	}
+	return true, nil
 }
 
 // Write stores files in dir (created if needed), each written to a temporary file and renamed,
-// so a reader never sees half a file.
+// so a reader never sees half a file; a file that already holds the same bytes is left alone.
 func Write(dir string, files []File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for _, f := range files {
-		tmp, err := os.CreateTemp(dir, "."+f.Name+".tmp*")
-		if err != nil {
-			return err
-		}
-		_, werr := tmp.Write(f.Data)
-		cerr := tmp.Close()
-		if werr != nil || cerr != nil {
-			os.Remove(tmp.Name())
-			return errors.Join(werr, cerr)
-		}
-		if err := os.Rename(tmp.Name(), filepath.Join(dir, f.Name)); err != nil {
-			os.Remove(tmp.Name())
+		if _, err := writeFile(filepath.Join(dir, f.Name), f.Data); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// ArtifactDir is the directory, inside a package, that package mode writes kernel files to;
+// GoFileName is the generated Go file.
+const (
+	ArtifactDir = "onesource"
+	GoFileName  = "onesource_gen.go"
+	// BuildTag is set while onesource gen builds the kernels; the generated Go file is excluded
+	// under it.
+	BuildTag = "onesource_gen"
+)
+
+// GoFile returns the generated Go file of package pkgName (import path pkgPath) that embeds the
+// built kernels' files from ArtifactDir and registers them. It is gofmt-formatted and
+// deterministic.
+func GoFile(pkgName, pkgPath string, built []Built) ([]byte, error) {
+	var b bytes.Buffer
+	backends := map[string]bool{}
+	var embeds []string
+	for _, k := range built {
+		for _, a := range k.Meta.Artifacts {
+			backends[a.Backend] = true
+			embeds = append(embeds, ArtifactDir+"/"+a.File)
+		}
+	}
+	sort.Strings(embeds)
+	var bl []string
+	for n := range backends {
+		bl = append(bl, n)
+	}
+	sort.Strings(bl)
+	fmt.Fprintf(&b, "// Code generated by onesource gen. DO NOT EDIT.\n\n//go:build !%s\n\npackage %s\n\n", BuildTag, pkgName)
+	b.WriteString("import (\n\t\"embed\"\n\n\t\"github.com/onesource-go/onesource/prebuilt\"\n)\n\n")
+	b.WriteString("// onesourceFiles holds the generated kernel files.\n//\n")
+	for _, e := range embeds {
+		fmt.Fprintf(&b, "//go:embed %s\n", e)
+	}
+	if len(embeds) == 0 {
+		b.WriteString("// (no kernels)\n")
+	}
+	b.WriteString("var onesourceFiles embed.FS\n\n")
+	var names []string
+	for _, k := range built {
+		names = append(names, k.Kernel.Name)
+	}
+	fmt.Fprintf(&b, "// Generated is this package's kernels (%s) built by onesource gen for %s.\n", strings.Join(names, ", "), strings.Join(bl, ", "))
+	b.WriteString("// It is registered with package prebuilt at init; place a kernel with prebuilt.Runtime.\n")
+	fmt.Fprintf(&b, "var Generated = prebuilt.NewSet(%q, onesourceFiles, []prebuilt.Kernel{\n", pkgPath)
+	for _, k := range built {
+		m := k.Meta
+		fmt.Fprintf(&b, "\t{\n\t\tName: %q,\n\t\tSource: %q,\n\t\tWorkgroup: [3]uint32{%d, %d, %d},\n", m.Name, m.Source, m.Workgroup[0], m.Workgroup[1], m.Workgroup[2])
+		if len(m.Buffers) > 0 {
+			b.WriteString("\t\tBuffers: []prebuilt.Buffer{\n")
+			for _, x := range m.Buffers {
+				fmt.Fprintf(&b, "\t\t\t{Name: %q, Elem: %q, ElemBytes: %d, Access: %s},\n", x.Name, x.Elem, x.ElemBytes, accessIdent(x.Access))
+			}
+			b.WriteString("\t\t},\n")
+		}
+		if len(m.Params) > 0 {
+			b.WriteString("\t\tParams: []prebuilt.Param{\n")
+			for _, p := range m.Params {
+				fmt.Fprintf(&b, "\t\t\t{Name: %q, Type: %q},\n", p.Name, p.Type)
+			}
+			b.WriteString("\t\t},\n")
+		}
+		b.WriteString("\t\tArtifacts: []prebuilt.Artifact{\n")
+		for _, a := range m.Artifacts {
+			fmt.Fprintf(&b, "\t\t\t{Backend: %q, File: %q, SHA256: %q", a.Backend, ArtifactDir+"/"+a.File, a.SHA256)
+			if len(a.LenArgs) > 0 {
+				fmt.Fprintf(&b, ", LenArgs: %s", intList(a.LenArgs))
+			}
+			if v := a.Vulkan; v != nil {
+				fmt.Fprintf(&b, ",\n\t\t\t\tVulkan: &prebuilt.VulkanModule{PushConstantSize: %d, SubgroupSize: %d, SharedBytes: %d", v.PushConstantSize, v.SubgroupSize, v.SharedBytes)
+				if len(v.Features) > 0 {
+					var q []string
+					for _, f := range v.Features {
+						q = append(q, strconv.Quote(f))
+					}
+					fmt.Fprintf(&b, ", Features: []string{%s}", strings.Join(q, ", "))
+				}
+				b.WriteString("}")
+			}
+			b.WriteString("},\n")
+		}
+		b.WriteString("\t\t},\n\t},\n")
+	}
+	b.WriteString("})\n\nfunc init() { prebuilt.Register(Generated) }\n")
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("generated Go file does not format (a bug in onesource gen): %v", err)
+	}
+	return src, nil
+}
+
+func accessIdent(a prebuilt.Access) string {
+	switch a {
+	case prebuilt.Read:
+		return "prebuilt.Read"
+	case prebuilt.Write:
+		return "prebuilt.Write"
+	case prebuilt.ReadWrite:
+		return "prebuilt.ReadWrite"
+	}
+	return strconv.Quote(string(a))
+}
+
+func intList(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, strconv.Itoa(x))
+	}
+	return "[]int{" + strings.Join(s, ", ") + "}"
+}
+
+// isArtifact reports whether name is a file package mode writes (so a stale one may be removed).
+func isArtifact(name string) bool {
+	for _, b := range Backends {
+		if strings.HasSuffix(name, b.Ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// WritePackage writes package mode's output for one package into dir: the kernel files under
+// dir/ArtifactDir (removing kernel files there that built does not have) and dir/GoFileName. It
+// returns the paths it changed (empty when everything was already up to date).
+func WritePackage(dir, pkgName, pkgPath string, built []Built) ([]string, error) {
+	goSrc, err := GoFile(pkgName, pkgPath, built)
+	if err != nil {
+		return nil, err
+	}
+	adir := filepath.Join(dir, ArtifactDir)
+	if err := os.MkdirAll(adir, 0o755); err != nil {
+		return nil, err
+	}
+	var changed []string
+	keep := map[string]bool{}
+	for _, k := range built {
+		for _, f := range k.Files {
+			keep[f.Name] = true
+			path := filepath.Join(adir, f.Name)
+			wrote, err := writeFile(path, f.Data)
+			if err != nil {
+				return changed, err
+			}
+			if wrote {
+				changed = append(changed, path)
+			}
+		}
+	}
+	entries, err := os.ReadDir(adir)
+	if err != nil {
+		return changed, err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && !keep[e.Name()] && isArtifact(e.Name()) {
+			path := filepath.Join(adir, e.Name())
+			if err := os.Remove(path); err != nil {
+				return changed, err
+			}
+			changed = append(changed, path+" (removed)")
+		}
+	}
+	path := filepath.Join(dir, GoFileName)
+	wrote, err := writeFile(path, goSrc)
+	if err != nil {
+		return changed, err
+	}
+	if wrote {
+		changed = append(changed, path)
+	}
+	return changed, nil
+}
+
+// Func is one kernel function of a package, as the driver program lists it.
+type Func struct {
+	Name    string // qualified for messages: "gpu.Axpy"
+	Kernels func() []*dsl.Kernel
+}
+
+// One adapts a function returning one kernel to Func.Kernels.
+func One(f func() *dsl.Kernel) func() []*dsl.Kernel {
+	return func() []*dsl.Kernel { return []*dsl.Kernel{f()} }
+}
+
+// Source is one package's kernel functions, as the driver program lists them.
+type Source struct {
+	Path  string // import path
+	Name  string // package name
+	Dir   string // absolute directory (package mode writes there)
+	Funcs []Func
+}
+
+// kernels calls every function of s, turning a panic into an error that names the function.
+func (s Source) kernels() ([]*dsl.Kernel, error) {
+	var ks []*dsl.Kernel
+	var errs []error
+	for _, f := range s.Funcs {
+		got, err := call(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ks = append(ks, got...)
+	}
+	return ks, errors.Join(errs...)
+}
+
+func call(f Func) (ks []*dsl.Kernel, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s panicked: %v", f.Name, r)
+		}
+	}()
+	return f.Kernels(), nil
+}
+
 // Main is the entry point of the driver program `onesource gen` writes: it collects the kernels
-// of every listed function, emits them for the backends named by -backends and writes them to
-// -o. It returns the process exit status.
-func Main(args []string, stdout, stderr io.Writer, sources ...func() []*dsl.Kernel) int {
+// of every source, emits them for the backends named by -backends, and writes them to -o DIR
+// (directory mode) or, with -o empty, into each package's directory (package mode). It returns
+// the process exit status.
+func Main(args []string, stdout, stderr io.Writer, sources ...Source) int {
 	fs := flag.NewFlagSet("onesource gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "", "output directory")
+	out := fs.String("o", "", "output directory (directory mode); empty: package mode")
 	backends := fs.String("backends", "vulkan", "comma-separated backends: "+strings.Join(BackendNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *out == "" {
-		fmt.Fprintln(stderr, "onesource gen: -o DIR is required")
-		return 2
+	names := strings.Split(*backends, ",")
+	if *out != "" {
+		var ks []*dsl.Kernel
+		var errs []error
+		for _, s := range sources {
+			got, err := s.kernels()
+			ks = append(ks, got...)
+			errs = append(errs, err)
+		}
+		files, err := Files(ks, names)
+		if err := errors.Join(append(errs, err)...); err != nil {
+			fmt.Fprintf(stderr, "onesource gen: %v\n", err)
+			return 1
+		}
+		if err := Write(*out, files); err != nil {
+			fmt.Fprintf(stderr, "onesource gen: %v\n", err)
+			return 1
+		}
+		for _, f := range files {
+			fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", filepath.Join(*out, f.Name), len(f.Data))
+		}
+		return 0
 	}
-	var ks []*dsl.Kernel
-	for _, src := range sources {
-		ks = append(ks, src()...)
+	status := 0
+	for _, s := range sources {
+		if s.Dir == "" || s.Name == "" || s.Path == "" {
+			fmt.Fprintf(stderr, "onesource gen: package mode needs the package's path, name and directory (got %q %q %q)\n", s.Path, s.Name, s.Dir)
+			return 2
+		}
+		ks, kerr := s.kernels()
+		built, err := Build(ks, names)
+		if err := errors.Join(kerr, err); err != nil {
+			fmt.Fprintf(stderr, "onesource gen: %s: %v\n", s.Path, err)
+			status = 1
+			continue
+		}
+		changed, err := WritePackage(s.Dir, s.Name, s.Path, built)
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource gen: %s: %v\n", s.Path, err)
+			status = 1
+			continue
+		}
+		nfiles := 0
+		for _, b := range built {
+			nfiles += len(b.Files)
+		}
+		state := "up to date"
+		if len(changed) > 0 {
+			state = fmt.Sprintf("%d files written", len(changed))
+		}
+		fmt.Fprintf(stdout, "onesource gen: %s: %d kernels, %d files + %s: %s\n", s.Path, len(built), nfiles, GoFileName, state)
 	}
-	files, err := Files(ks, strings.Split(*backends, ","))
-	if err != nil {
-		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
-		return 1
-	}
-	if err := Write(*out, files); err != nil {
-		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
-		return 1
-	}
-	for _, f := range files {
-		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", filepath.Join(*out, f.Name), len(f.Data))
-	}
-	return 0
+	return status
 }

@@ -52,14 +52,16 @@ func TestFilesErrors(t *testing.T) {
 func TestMainWrites(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	var out, errb bytes.Buffer
-	if code := generate.Main([]string{"-o", dir}, &out, &errb, saxpy.Kernels); code != 0 {
+	src := generate.Source{Path: "example.com/saxpy", Name: "saxpy", Funcs: []generate.Func{{Name: "saxpy.Kernels", Kernels: saxpy.Kernels}}}
+	if code := generate.Main([]string{"-o", dir}, &out, &errb, src); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "saxpy.spv")); err != nil {
 		t.Fatal(err)
 	}
-	if code := generate.Main(nil, &out, &errb, saxpy.Kernels); code != 2 || !strings.Contains(errb.String(), "-o DIR is required") {
-		t.Fatalf("missing -o: exit %d, %q", code, errb.String())
+	errb.Reset()
+	if code := generate.Main(nil, &out, &errb, src); code != 2 || !strings.Contains(errb.String(), "package mode needs the package's path, name and directory") {
+		t.Fatalf("package mode without a directory: exit %d, %q", code, errb.String())
 	}
 }
 

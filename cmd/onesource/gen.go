@@ -1,19 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
+	"go/types"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"sort"
 	"strings"
+
+	"golang.org/x/tools/go/packages"
 
 	"github.com/onesource-go/onesource/generate"
 )
@@ -27,19 +25,31 @@ func init() {
 func runGen(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "", "output directory (required)")
+	out := fs.String("o", "", "write every kernel's files into `DIR` (no Go file); default: package mode")
 	backends := fs.String("backends", "vulkan", "comma-separated backends ("+strings.Join(generate.BackendNames(), ", ")+") or all")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource gen [-backends vulkan,...] -o DIR PACKAGE...")
-		fmt.Fprintln(stderr, "\nWrites <kernel>.<ext> for every kernel returned by `func Kernels() []*dsl.Kernel` in the packages.")
+		fmt.Fprintln(stderr, "usage: onesource gen [-backends vulkan,...|all] [-o DIR] [PACKAGE...]")
+		fmt.Fprintln(stderr, "")
+		fmt.Fprintln(stderr, "Builds the kernels of the Go packages (default: the package in the current directory):")
+		fmt.Fprintln(stderr, "those `func Kernels() []*dsl.Kernel` returns or, without it, every exported function")
+		fmt.Fprintln(stderr, "with no parameters that returns a *dsl.Kernel.")
+		fmt.Fprintln(stderr, "")
+		fmt.Fprintln(stderr, "Package mode (no -o; the //go:generate step): writes onesource/<kernel>.<ext> and")
+		fmt.Fprintln(stderr, generate.GoFileName+" (embeds the files, registers them with package prebuilt) in each package.")
+		fmt.Fprintln(stderr, "  //go:generate go tool onesource gen -backends all")
+		fmt.Fprintln(stderr, "Directory mode (-o DIR): <kernel>.<ext> for every kernel of every package into DIR.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *out == "" || fs.NArg() == 0 {
-		fs.Usage()
-		return 2
+	patterns := fs.Args()
+	if len(patterns) == 0 {
+		if *out != "" {
+			fs.Usage()
+			return 2
+		}
+		patterns = []string{"."}
 	}
 	if *backends == "all" {
 		*backends = strings.Join(generate.BackendNames(), ",")
@@ -50,122 +60,123 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	pkgs, err := listPackages(fs.Args())
+	srcs, err := findKernels(patterns)
 	if err != nil {
 		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
 		return 1
 	}
-	var withKernels []string
-	for _, p := range pkgs {
-		ok, err := hasKernelsFunc(p.Dir, p.GoFiles)
-		if err != nil {
-			fmt.Fprintf(stderr, "onesource gen: %s: %v\n", p.ImportPath, err)
-			return 1
-		}
-		if ok {
-			withKernels = append(withKernels, p.ImportPath)
+	var withKernels []kernelPackage
+	for _, s := range srcs {
+		if len(s.funcs) > 0 {
+			withKernels = append(withKernels, s)
 		}
 	}
 	if len(withKernels) == 0 {
-		fmt.Fprintf(stderr, "onesource gen: no package among %s declares func Kernels() []*dsl.Kernel\n", strings.Join(fs.Args(), " "))
+		fmt.Fprintf(stderr, "onesource gen: no package among %s declares func Kernels() []*dsl.Kernel or an exported func() *dsl.Kernel\n", strings.Join(patterns, " "))
 		return 1
 	}
-	absOut, err := filepath.Abs(*out)
-	if err != nil {
-		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
-		return 1
-	}
-	return runDriver(withKernels, []string{"-o", absOut, "-backends", *backends}, stdout, stderr)
-}
-
-type listedPackage struct {
-	ImportPath string
-	Dir        string
-	GoFiles    []string
-	Error      *struct{ Err string }
-}
-
-// listPackages resolves patterns (./examples/..., import paths) with `go list`.
-func listPackages(patterns []string) ([]listedPackage, error) {
-	cmd := exec.Command("go", append([]string{"list", "-e", "-json=ImportPath,Dir,GoFiles,Error"}, patterns...)...)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	data, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("go list %s: %v\n%s", strings.Join(patterns, " "), err, errb.String())
-	}
-	var pkgs []listedPackage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for dec.More() {
-		var p listedPackage
-		if err := dec.Decode(&p); err != nil {
-			return nil, fmt.Errorf("go list output: %v", err)
-		}
-		if p.Error != nil {
-			return nil, fmt.Errorf("%s: %s", p.ImportPath, p.Error.Err)
-		}
-		pkgs = append(pkgs, p)
-	}
-	return pkgs, nil
-}
-
-// hasKernelsFunc reports whether the package declares `func Kernels() []*dsl.Kernel` with dsl
-// being this module's dsl package under whatever name the file imports it.
-func hasKernelsFunc(dir string, files []string) (bool, error) {
-	fset := token.NewFileSet()
-	for _, name := range files {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+	dargs := []string{"-backends", *backends}
+	if *out != "" {
+		absOut, err := filepath.Abs(*out)
 		if err != nil {
-			return false, err
+			fmt.Fprintf(stderr, "onesource gen: %v\n", err)
+			return 1
 		}
-		dslName := ""
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == dslImport {
-				dslName = "dsl"
-				if imp.Name != nil {
-					dslName = imp.Name.Name
-				}
-			}
+		dargs = append(dargs, "-o", absOut)
+	}
+	return runDriver(withKernels, dargs, stdout, stderr)
+}
+
+// kernelPackage is a package with its kernel functions.
+type kernelPackage struct {
+	path, name, dir string
+	funcs           []kernelFunc
+}
+
+// kernelFunc is one function that returns kernels: many (Kernels) or one.
+type kernelFunc struct {
+	name string
+	many bool
+}
+
+// findKernels loads the packages matching patterns with go/packages (type-checked, with the
+// onesource_gen build tag so a stale generated file is not in the way) and finds their kernel
+// functions by type: the convention of package generate.
+func findKernels(patterns []string) ([]kernelPackage, error) {
+	cfg := &packages.Config{
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedTypes,
+		BuildFlags: []string{"-tags=" + generate.BuildTag},
+	}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	var errs []string
+	var out []kernelPackage
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			errs = append(errs, e.Error())
 		}
-		if dslName == "" {
+		if len(p.Errors) > 0 || p.Types == nil {
 			continue
 		}
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || fd.Name.Name != "Kernels" || fd.Type.Params.NumFields() != 0 {
+		kp := kernelPackage{path: p.PkgPath, name: p.Name}
+		if len(p.GoFiles) > 0 {
+			kp.dir = filepath.Dir(p.GoFiles[0])
+		}
+		scope := p.Types.Scope()
+		var singles []kernelFunc
+		for _, name := range scope.Names() {
+			fn, ok := scope.Lookup(name).(*types.Func)
+			if !ok || !fn.Exported() {
 				continue
 			}
-			res := fd.Type.Results
-			if res == nil || len(res.List) != 1 || len(res.List[0].Names) > 1 {
+			sig := fn.Type().(*types.Signature)
+			if sig.Params().Len() != 0 || sig.Results().Len() != 1 || sig.TypeParams().Len() != 0 {
 				continue
 			}
-			if types := exprString(res.List[0].Type); types == "[]*"+dslName+".Kernel" {
-				return true, nil
+			res := sig.Results().At(0).Type()
+			switch {
+			case name == "Kernels" && isSliceOfKernel(res):
+				kp.funcs = []kernelFunc{{name: name, many: true}}
+			case isKernelPtr(res):
+				singles = append(singles, kernelFunc{name: name})
 			}
 		}
-	}
-	return false, nil
-}
-
-func exprString(e ast.Expr) string {
-	switch e := e.(type) {
-	case *ast.ArrayType:
-		if e.Len == nil {
-			return "[]" + exprString(e.Elt)
+		if len(kp.funcs) == 0 {
+			kp.funcs = singles
 		}
-	case *ast.StarExpr:
-		return "*" + exprString(e.X)
-	case *ast.SelectorExpr:
-		return exprString(e.X) + "." + e.Sel.Name
-	case *ast.Ident:
-		return e.Name
+		if len(kp.funcs) > 0 && p.Name == "main" {
+			errs = append(errs, fmt.Sprintf("%s: package main declares kernels, but a driver program cannot import it: move them to a package the program imports", p.PkgPath))
+			continue
+		}
+		out = append(out, kp)
 	}
-	return "?"
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, nil
 }
 
-// runDriver writes a main program importing the packages and runs it with `go run` from the
-// current directory, so the packages resolve in the user's module.
-func runDriver(pkgs []string, args []string, stdout, stderr io.Writer) int {
+func isKernelPtr(t types.Type) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return false
+	}
+	n, ok := types.Unalias(p.Elem()).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == dslImport && n.Obj().Name() == "Kernel"
+}
+
+func isSliceOfKernel(t types.Type) bool {
+	s, ok := types.Unalias(t).(*types.Slice)
+	return ok && isKernelPtr(s.Elem())
+}
+
+// runDriver writes a main program importing the packages and runs it with `go run` (and the
+// onesource_gen build tag) from the current directory, so the packages resolve in the user's
+// module.
+func runDriver(pkgs []kernelPackage, args []string, stdout, stderr io.Writer) int {
 	tmp, err := os.MkdirTemp("", "onesource-gen-")
 	if err != nil {
 		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
@@ -173,21 +184,29 @@ func runDriver(pkgs []string, args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(tmp)
 	var src strings.Builder
-	src.WriteString("// Code generated by onesource gen. DO NOT EDIT.\n\npackage main\n\nimport (\n\t\"os\"\n\n\t\"github.com/onesource-go/onesource/dsl\"\n\t\"github.com/onesource-go/onesource/generate\"\n")
+	src.WriteString("// Code generated by onesource gen. DO NOT EDIT.\n\npackage main\n\nimport (\n\t\"os\"\n\n\t\"github.com/onesource-go/onesource/generate\"\n")
 	for i, p := range pkgs {
-		fmt.Fprintf(&src, "\tk%d %q\n", i, p)
+		fmt.Fprintf(&src, "\tk%d %q\n", i, p.path)
 	}
 	src.WriteString(")\n\nfunc main() {\n\tos.Exit(generate.Main(os.Args[1:], os.Stdout, os.Stderr")
-	for i := range pkgs {
-		fmt.Fprintf(&src, ", k%d.Kernels", i)
+	for i, p := range pkgs {
+		fmt.Fprintf(&src, ",\n\t\tgenerate.Source{Path: %q, Name: %q, Dir: %q, Funcs: []generate.Func{", p.path, p.name, p.dir)
+		for _, f := range p.funcs {
+			call := fmt.Sprintf("k%d.%s", i, f.name)
+			if !f.many {
+				call = "generate.One(" + call + ")"
+			}
+			fmt.Fprintf(&src, "{Name: %q, Kernels: %s}, ", p.name+"."+f.name, call)
+		}
+		src.WriteString("}}")
 	}
-	src.WriteString("))\n}\n\nvar _ []*dsl.Kernel\n")
+	src.WriteString("))\n}\n")
 	main := filepath.Join(tmp, "main.go")
 	if err := os.WriteFile(main, []byte(src.String()), 0o644); err != nil {
 		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
 		return 1
 	}
-	cmd := exec.Command("go", append([]string{"run", main}, args...)...)
+	cmd := exec.Command("go", append([]string{"run", "-tags=" + generate.BuildTag, main}, args...)...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {

@@ -1,0 +1,79 @@
+package prebuilt_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"testing/fstest"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/examples/saxpy"
+	"github.com/onesource-go/onesource/generate"
+	"github.com/onesource-go/onesource/prebuilt"
+)
+
+// TestVulkanRunsGeneratedSPIRV builds saxpy with package generate, hands the files to a Set
+// through an in-memory file system (what //go:embed gives a generated package), and runs the
+// SPIR-V on the Vulkan device with no compiler involved, against saxpy's reference.
+func TestVulkanRunsGeneratedSPIRV(t *testing.T) {
+	if err := vulkan.Available(); err != nil {
+		t.Skip(err)
+	}
+	built, err := generate.Build(saxpy.Kernels(), []string{"vulkan", "cuda"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := fstest.MapFS{}
+	var ks []prebuilt.Kernel
+	for _, b := range built {
+		for _, f := range b.Files {
+			files[f.Name] = &fstest.MapFile{Data: f.Data}
+		}
+		ks = append(ks, b.Meta)
+	}
+	set := prebuilt.NewSet("example.com/saxpy", files, ks)
+	k, err := set.Kernel("saxpy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := prebuilt.NewRuntime(prebuilt.Options{Backends: []string{"vulkan"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	pl, err := rt.Place(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(pl.Placement())
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 1000
+	x, y := make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], y[i] = rng.Float32()*4-2, rng.Float32()*4-2
+	}
+	a := float32(-1.25)
+	want := saxpy.Reference(a, x, y)
+	bufs := [][]byte{f32bytes(x), f32bytes(y)}
+	if err := pl.Run([3]uint32{(n + 63) / 64, 1, 1}, bufs, a, n); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		got := math.Float32frombits(uint32(bufs[1][4*i]) | uint32(bufs[1][4*i+1])<<8 | uint32(bufs[1][4*i+2])<<16 | uint32(bufs[1][4*i+3])<<24)
+		if math.Float32bits(got) != math.Float32bits(w) {
+			t.Fatalf("y[%d] = %g, want %g", i, got, w)
+		}
+	}
+	if got := bufs[0]; math.Float32frombits(uint32(got[0])|uint32(got[1])<<8|uint32(got[2])<<16|uint32(got[3])<<24) != x[0] {
+		t.Error("the read-only buffer x was overwritten")
+	}
+}
+
+func f32bytes(xs []float32) []byte {
+	b := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		u := math.Float32bits(x)
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	}
+	return b
+}
