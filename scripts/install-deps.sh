@@ -16,3 +16,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 cd "$(dirname "$0")/.."
 go mod download
+(cd examples/generate && go mod download)
