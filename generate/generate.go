@@ -575,7 +575,14 @@ func Main(args []string, stdout, stderr io.Writer, sources ...Source) int {
 		if len(changed) > 0 {
 			state = fmt.Sprintf("%d files written", len(changed))
 		}
-		fmt.Fprintf(stdout, "onesource gen: %s: %d kernels, %d files + %s: %s\n", s.Path, len(built), nfiles, GoFileName, state)
+		fmt.Fprintf(stdout, "onesource gen: %s: %s, %d files + %s: %s\n", s.Path, plural(len(built), "kernel"), nfiles, GoFileName, state)
 	}
 	return status
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

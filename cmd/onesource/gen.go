@@ -111,13 +111,15 @@ func findKernels(patterns []string) ([]kernelPackage, error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs []string
+	var errs, ignored []string
 	var out []kernelPackage
 	for _, p := range pkgs {
+		var perrs []string
 		for _, e := range p.Errors {
-			errs = append(errs, e.Error())
+			perrs = append(perrs, e.Error())
 		}
-		if len(p.Errors) > 0 || p.Types == nil {
+		if p.Types == nil {
+			errs = append(errs, perrs...)
 			continue
 		}
 		kp := kernelPackage{path: p.PkgPath, name: p.Name}
@@ -146,14 +148,32 @@ func findKernels(patterns []string) ([]kernelPackage, error) {
 		if len(kp.funcs) == 0 {
 			kp.funcs = singles
 		}
-		if len(kp.funcs) > 0 && p.Name == "main" {
+		if len(kp.funcs) == 0 {
+			// Not a kernel package. Its errors do not matter here: a program's main package that
+			// uses a generated Generated variable does not type-check under the onesource_gen tag.
+			ignored = append(ignored, perrs...)
+			continue
+		}
+		if p.Name == "main" {
 			errs = append(errs, fmt.Sprintf("%s: package main declares kernels, but a driver program cannot import it: move them to a package the program imports", p.PkgPath))
+			continue
+		}
+		if len(perrs) > 0 {
+			for _, e := range perrs {
+				if strings.Contains(e, "undefined: Generated") {
+					e += " (code of a kernel package must not use Generated: onesource gen builds the package without its generated file, under the " + generate.BuildTag + " build tag)"
+				}
+				errs = append(errs, e)
+			}
 			continue
 		}
 		out = append(out, kp)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	if len(out) == 0 && len(ignored) > 0 {
+		return nil, fmt.Errorf("no kernel package found; these packages did not type-check:\n%s", strings.Join(ignored, "\n"))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, nil

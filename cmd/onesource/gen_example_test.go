@@ -156,6 +156,11 @@ func TestGoGenerateExample(t *testing.T) {
 	if d := diffTrees(committed, snapshot(t, dir)); len(d) > 0 {
 		t.Fatalf("second go generate changed the tree: %v", d)
 	}
+	// From the module root over every package: the main package, which uses gpu.Generated, does
+	// not type-check without the generated file and must not get in the way.
+	if out, err := goCmd(t, dir, "tool", "onesource", "gen", "-backends", "all", "./..."); err != nil || !strings.Contains(out, "up to date") {
+		t.Fatalf("go tool onesource gen ./...: %v\n%s", err, out)
+	}
 	if out, err := goCmd(t, dir, "vet", "./..."); err != nil {
 		t.Fatalf("go vet in the example module: %v\n%s", err, out)
 	}
@@ -225,5 +230,14 @@ func Broken() *dsl.Kernel {
 	delete(after, "gpu/broken.go")
 	if d := diffTrees(before, after); len(d) > 0 {
 		t.Errorf("a failed go generate changed files: %v", d)
+	}
+	// Kernels in package main cannot be imported by the driver program: a clear error.
+	mainKernel := "package main\n\nimport \"github.com/onesource-go/onesource/dsl\"\n\n// Stray is a kernel in package main.\nfunc Stray() *dsl.Kernel { return dsl.New(\"stray\", 64) }\n"
+	if err := os.WriteFile(filepath.Join(dir, "stray.go"), []byte(mainKernel), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = goCmd(t, dir, "tool", "onesource", "gen", ".")
+	if err == nil || !strings.Contains(out, "package main declares kernels, but a driver program cannot import it") {
+		t.Errorf("gen on package main: %v\n%s", err, out)
 	}
 }

@@ -78,7 +78,7 @@ func TestGenErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"gen"}, 2, "usage"},
+		{[]string{"gen"}, 1, "no package among . declares"}, // package mode on ".": this package has no kernels
 		{[]string{"gen", "-o", t.TempDir()}, 2, "usage"},
 		{[]string{"gen", "-backends", "nope", "-o", t.TempDir(), "./x"}, 2, `unknown backend "nope"`},
 		{[]string{"nosuch"}, 2, `unknown command "nosuch"`},
