@@ -5,6 +5,7 @@ import (
 
 	"github.com/onesource-go/onesource/backends/cuda"
 	"github.com/onesource-go/onesource/backends/hip"
+	"github.com/onesource-go/onesource/internal/devrun"
 	"github.com/onesource-go/onesource/ir"
 	"github.com/onesource-go/onesource/kernels"
 )
@@ -24,14 +25,9 @@ func cudaDevice(src string, k *ir.Kernel, cases []kernels.Case, lens func(kernel
 	if err != nil {
 		return nil, err
 	}
-	return runDevice(cases, lens, k.WorkgroupSize, func(size int) (devBuffer, error) { return d.NewBuffer(size) },
-		func(bufs []devBuffer, params []uint32, grid, block [3]uint32) error {
-			bs := make([]*cuda.Buffer, len(bufs))
-			for i, b := range bufs {
-				bs[i] = b.(*cuda.Buffer)
-			}
-			return d.Launch(kern, bs, params, grid, block)
-		})
+	return runCases(cases, lens, d.NewBuffer, func(bufs []*cuda.Buffer, params []uint32, grid [3]uint32) error {
+		return d.Launch(kern, bufs, params, grid, k.WorkgroupSize)
+	})
 }
 
 // hipDevice is cudaDevice for AMD GPUs through libamdhip64 and hiprtc.
@@ -48,66 +44,47 @@ func hipDevice(src string, k *ir.Kernel, cases []kernels.Case, lens func(kernels
 	if err != nil {
 		return nil, err
 	}
-	return runDevice(cases, lens, k.WorkgroupSize, func(size int) (devBuffer, error) { return d.NewBuffer(size) },
-		func(bufs []devBuffer, params []uint32, grid, block [3]uint32) error {
-			bs := make([]*hip.Buffer, len(bufs))
-			for i, b := range bufs {
-				bs[i] = b.(*hip.Buffer)
-			}
-			return d.Launch(kern, bs, params, grid, block)
-		})
+	return runCases(cases, lens, d.NewBuffer, func(bufs []*hip.Buffer, params []uint32, grid [3]uint32) error {
+		return d.Launch(kern, bufs, params, grid, k.WorkgroupSize)
+	})
 }
 
-// devBuffer is what the CUDA and HIP runtimes' buffers have in common.
-type devBuffer interface {
-	Write(offset int, data []byte) error
-	Read(offset int, dst []byte) error
-	Release()
-}
-
-func runDevice(cases []kernels.Case, lens func(kernels.Case) []uint32, block [3]uint32,
-	alloc func(int) (devBuffer, error), launch func([]devBuffer, []uint32, [3]uint32, [3]uint32) error) ([][][]byte, error) {
+// runCases runs every case once on a device: the case's parameters, then the length arguments
+// lens gives. It returns each case's output bindings.
+func runCases[B devrun.Buffer](cases []kernels.Case, lens func(kernels.Case) []uint32, alloc func(int) (B, error),
+	launch func(bufs []B, params []uint32, grid [3]uint32) error) ([][][]byte, error) {
 	var all [][][]byte
 	for _, c := range cases {
-		bufs := make([]devBuffer, len(c.Buffers))
-		release := func() {
-			for _, b := range bufs {
-				if b != nil {
-					b.Release()
-				}
-			}
+		var extra []uint32
+		if lens != nil {
+			extra = lens(c)
 		}
-		for i, data := range c.Buffers {
-			size := len(data)
-			if size == 0 {
-				size = 4
-			}
-			b, err := alloc(size)
-			if err != nil {
-				release()
-				return nil, err
-			}
-			bufs[i] = b
-			if err := b.Write(0, data); err != nil {
-				release()
-				return nil, err
-			}
+		params := append(append([]uint32(nil), c.Params...), extra...)
+		outs, err := runCase(c, alloc, func(bufs []B) error { return launch(bufs, params, c.Groups) })
+		if err != nil {
+			return nil, err
 		}
-		params := append(append([]uint32(nil), c.Params...), lens(c)...)
-		if err := launch(bufs, params, c.Groups, block); err != nil {
-			release()
-			return nil, fmt.Errorf("case %s: %w", c.Name, err)
-		}
-		outs := make([][]byte, len(c.Outputs))
-		for i, idx := range c.Outputs {
-			outs[i] = make([]byte, len(c.Buffers[idx]))
-			if err := bufs[idx].Read(0, outs[i]); err != nil {
-				release()
-				return nil, err
-			}
-		}
-		release()
 		all = append(all, outs)
 	}
 	return all, nil
+}
+
+// runCase runs one case with the case's buffers copied to the device and returns fresh copies of
+// its output bindings (the case itself is not modified).
+func runCase[B devrun.Buffer](c kernels.Case, alloc func(int) (B, error), launch func([]B) error) ([][]byte, error) {
+	host := append([][]byte(nil), c.Buffers...)
+	for _, idx := range c.Outputs {
+		if idx < 0 || idx >= len(host) {
+			return nil, fmt.Errorf("case %s: output binding %d out of range", c.Name, idx)
+		}
+		host[idx] = make([]byte, len(c.Buffers[idx]))
+	}
+	if err := devrun.Once(alloc, host, c.Outputs, launch); err != nil {
+		return nil, fmt.Errorf("case %s: %w", c.Name, err)
+	}
+	outs := make([][]byte, len(c.Outputs))
+	for i, idx := range c.Outputs {
+		outs[i] = host[idx]
+	}
+	return outs, nil
 }

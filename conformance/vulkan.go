@@ -68,58 +68,19 @@ func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		return o
 	}
 	start := time.Now()
-	for _, c := range cases {
-		outs, err := v.runCase(p, c)
-		if err != nil {
-			o.Err = fmt.Errorf("case %s: %w", c.Name, err)
-			return o
+	outs, err := runCases(cases, nil, v.dev.NewBuffer, func(bufs []*vulkan.Buffer, params []uint32, groups [3]uint32) error {
+		push := make([]byte, 4*len(params))
+		for i, p := range params {
+			binary.LittleEndian.PutUint32(push[4*i:], p)
 		}
-		o.Outputs = append(o.Outputs, outs)
+		return v.dev.Run(p, bufs, push, groups)
+	})
+	if err != nil {
+		o.Err = err
+		return o
 	}
+	o.Outputs = outs
 	o.Timing = time.Since(start)
 	o.Levels += "X"
 	return o
-}
-
-func (v *Vulkan) runCase(p *vulkan.Pipeline, c kernels.Case) ([][]byte, error) {
-	bufs := make([]*vulkan.Buffer, len(c.Buffers))
-	defer func() {
-		for _, b := range bufs {
-			if b != nil {
-				b.Release()
-			}
-		}
-	}()
-	for i, data := range c.Buffers {
-		size := len(data)
-		if size == 0 {
-			size = 4
-		}
-		b, err := v.dev.NewBuffer(size)
-		if err != nil {
-			return nil, err
-		}
-		bufs[i] = b
-		if err := b.Write(0, data); err != nil {
-			return nil, err
-		}
-	}
-	push := make([]byte, 4*len(c.Params))
-	for i, p := range c.Params {
-		binary.LittleEndian.PutUint32(push[4*i:], p)
-	}
-	if err := v.dev.Run(p, bufs, push, c.Groups); err != nil {
-		return nil, err
-	}
-	outs := make([][]byte, len(c.Outputs))
-	for i, idx := range c.Outputs {
-		if idx < 0 || idx >= len(bufs) {
-			return nil, fmt.Errorf("output binding %d out of range", idx)
-		}
-		outs[i] = make([]byte, len(c.Buffers[idx]))
-		if err := bufs[idx].Read(0, outs[i]); err != nil {
-			return nil, err
-		}
-	}
-	return outs, nil
 }

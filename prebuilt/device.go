@@ -8,6 +8,7 @@ import (
 	"github.com/onesource-go/onesource/backends/cuda"
 	"github.com/onesource-go/onesource/backends/hip"
 	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/internal/devrun"
 )
 
 // device is one open backend device of a Runtime.
@@ -134,55 +135,32 @@ func (v *vulkanDevice) load(k *Kernel, a *Artifact) (launch, error) {
 		return nil, err
 	}
 	return func(host [][]byte, params []uint32, groups [3]uint32) error {
-		bufs := make([]*vulkan.Buffer, len(host))
-		defer func() {
-			for _, b := range bufs {
-				if b != nil {
-					b.Release()
-				}
-			}
-		}()
-		for i, data := range host {
-			b, err := v.d.NewBuffer(len(data))
-			if err != nil {
-				return err
-			}
-			bufs[i] = b
-			if err := b.Write(0, data); err != nil {
-				return err
-			}
-		}
 		push := make([]byte, 4*len(params))
 		for i, p := range params {
 			binary.LittleEndian.PutUint32(push[4*i:], p)
 		}
-		if err := v.d.Run(p, bufs, push, groups); err != nil {
-			return err
-		}
-		for i, b := range k.Buffers {
-			if b.Access.Writes() {
-				if err := bufs[i].Read(0, host[i]); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return devrun.Once(v.d.NewBuffer, host, written(k), func(bufs []*vulkan.Buffer) error {
+			return v.d.Run(p, bufs, push, groups)
+		})
 	}, nil
 }
 
-// gpuBuffer is what the CUDA and HIP runtimes' buffers have in common.
-type gpuBuffer interface {
-	Write(offset int, data []byte) error
-	Read(offset int, dst []byte) error
-	Release()
+// written lists the bindings the kernel may store to: the ones copied back after a run.
+func written(k *Kernel) []int {
+	var out []int
+	for i, b := range k.Buffers {
+		if b.Access.Writes() {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
-// cfamilyDevice is a CUDA or HIP device: the two differ only in the driver calls.
+// cfamilyDevice is a CUDA or HIP device: the two differ only in the driver calls, which
+// openCUDA and openHIP bind.
 type cfamilyDevice struct {
 	name, driver string
-	alloc        func(size int) (gpuBuffer, error)
-	compile      func(src, entry string) (any, error)
-	launch       func(kern any, bufs []gpuBuffer, params []uint32, grid, block [3]uint32) error
+	compile      func(src, entry string) (run func(host [][]byte, readBack []int, params []uint32, grid, block [3]uint32) error, err error)
 	closeFn      func()
 }
 
@@ -195,19 +173,8 @@ func openCUDA() (device, error) {
 		return nil, err
 	}
 	info := d.Info()
-	return &cfamilyDevice{
-		name: info.Name, driver: fmt.Sprintf("CUDA driver %d, %s", d.DriverVersion(), info.Arch),
-		alloc:   func(n int) (gpuBuffer, error) { return d.NewBuffer(n) },
-		compile: func(src, entry string) (any, error) { return d.Compile(src, entry) },
-		launch: func(kern any, bufs []gpuBuffer, params []uint32, grid, block [3]uint32) error {
-			bs := make([]*cuda.Buffer, len(bufs))
-			for i, b := range bufs {
-				bs[i] = b.(*cuda.Buffer)
-			}
-			return d.Launch(kern.(*cuda.Kernel), bs, params, grid, block)
-		},
-		closeFn: func() { d.Close() },
-	}, nil
+	return newCFamily(info.Name, fmt.Sprintf("CUDA driver %d, %s", d.DriverVersion(), info.Arch),
+		d.Compile, d.NewBuffer, d.Launch, d.Close), nil
 }
 
 func openHIP() (device, error) {
@@ -219,19 +186,31 @@ func openHIP() (device, error) {
 		return nil, err
 	}
 	info := d.Info()
+	return newCFamily(info.Name, fmt.Sprintf("HIP runtime %d, %s", d.RuntimeVersion(), info.Arch),
+		d.Compile, d.NewBuffer, d.Launch, d.Close), nil
+}
+
+// newCFamily binds a CUDA or HIP device's calls (K its kernel type, B its buffer type).
+func newCFamily[K any, B devrun.Buffer](name, driver string,
+	compile func(src, entry string, options ...string) (K, error),
+	alloc func(size int) (B, error),
+	launchFn func(k K, bufs []B, params []uint32, grid, block [3]uint32) error,
+	closeFn func() error) *cfamilyDevice {
 	return &cfamilyDevice{
-		name: info.Name, driver: fmt.Sprintf("HIP runtime %d, %s", d.RuntimeVersion(), info.Arch),
-		alloc:   func(n int) (gpuBuffer, error) { return d.NewBuffer(n) },
-		compile: func(src, entry string) (any, error) { return d.Compile(src, entry) },
-		launch: func(kern any, bufs []gpuBuffer, params []uint32, grid, block [3]uint32) error {
-			bs := make([]*hip.Buffer, len(bufs))
-			for i, b := range bufs {
-				bs[i] = b.(*hip.Buffer)
+		name: name, driver: driver,
+		compile: func(src, entry string) (func([][]byte, []int, []uint32, [3]uint32, [3]uint32) error, error) {
+			kern, err := compile(src, entry)
+			if err != nil {
+				return nil, err
 			}
-			return d.Launch(kern.(*hip.Kernel), bs, params, grid, block)
+			return func(host [][]byte, readBack []int, params []uint32, grid, block [3]uint32) error {
+				return devrun.Once(alloc, host, readBack, func(bufs []B) error {
+					return launchFn(kern, bufs, params, grid, block)
+				})
+			}, nil
 		},
-		closeFn: func() { d.Close() },
-	}, nil
+		closeFn: func() { closeFn() },
+	}
 }
 
 func (c *cfamilyDevice) describe() (string, string) { return c.name, c.driver }
@@ -239,29 +218,11 @@ func (c *cfamilyDevice) describe() (string, string) { return c.name, c.driver }
 func (c *cfamilyDevice) close() { c.closeFn() }
 
 func (c *cfamilyDevice) load(k *Kernel, a *Artifact) (launch, error) {
-	kern, err := c.compile(string(a.Data()), k.Name)
+	run, err := c.compile(string(a.Data()), k.Name)
 	if err != nil {
 		return nil, err
 	}
 	return func(host [][]byte, params []uint32, groups [3]uint32) error {
-		bufs := make([]gpuBuffer, len(host))
-		defer func() {
-			for _, b := range bufs {
-				if b != nil {
-					b.Release()
-				}
-			}
-		}()
-		for i, data := range host {
-			b, err := c.alloc(len(data))
-			if err != nil {
-				return err
-			}
-			bufs[i] = b
-			if err := b.Write(0, data); err != nil {
-				return err
-			}
-		}
 		args := append([]uint32(nil), params...)
 		for _, i := range a.LenArgs {
 			if i < 0 || i >= len(k.Buffers) {
@@ -269,16 +230,6 @@ func (c *cfamilyDevice) load(k *Kernel, a *Artifact) (launch, error) {
 			}
 			args = append(args, uint32(len(host[i])/k.Buffers[i].ElemBytes))
 		}
-		if err := c.launch(kern, bufs, args, groups, k.Workgroup); err != nil {
-			return err
-		}
-		for i, b := range k.Buffers {
-			if b.Access.Writes() {
-				if err := bufs[i].Read(0, host[i]); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return run(host, written(k), args, groups, k.Workgroup)
 	}, nil
 }

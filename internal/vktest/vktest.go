@@ -12,6 +12,7 @@ import (
 
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/internal/devrun"
 	"github.com/onesource-go/onesource/lower"
 )
 
@@ -84,31 +85,14 @@ func RunModule(t testing.TB, d *vulkan.Device, m *vulkan.Module, bufs [][]byte, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	vb := make([]*vulkan.Buffer, len(bufs))
-	for i, data := range bufs {
-		size := len(data)
-		if size == 0 {
-			size = 4
-		}
-		b, err := d.NewBuffer(size)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer b.Release()
-		if err := b.Write(0, data); err != nil {
-			t.Fatal(err)
-		}
-		vb[i] = b
-	}
-	if err := d.Run(p, vb, push, groups); err != nil {
-		t.Fatal(err)
-	}
 	out := make([][]byte, len(bufs))
-	for i, b := range vb {
-		out[i] = make([]byte, len(bufs[i]))
-		if err := b.Read(0, out[i]); err != nil {
-			t.Fatal(err)
-		}
+	all := make([]int, len(bufs))
+	for i, data := range bufs {
+		out[i] = append([]byte(nil), data...)
+		all[i] = i
+	}
+	if err := devrun.Once(d.NewBuffer, out, all, func(vb []*vulkan.Buffer) error { return d.Run(p, vb, push, groups) }); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
