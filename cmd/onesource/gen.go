@@ -104,7 +104,7 @@ type kernelFunc struct {
 // functions by type: the convention of package generate.
 func findKernels(patterns []string) ([]kernelPackage, error) {
 	cfg := &packages.Config{
-		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedTypes,
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedTypes | packages.NeedSyntax,
 		BuildFlags: []string{"-tags=" + generate.BuildTag},
 	}
 	pkgs, err := packages.Load(cfg, patterns...)
@@ -157,6 +157,13 @@ func findKernels(patterns []string) ([]kernelPackage, error) {
 		if p.Name == "main" {
 			errs = append(errs, fmt.Sprintf("%s: package main declares kernels, but a driver program cannot import it: move them to a package the program imports", p.PkgPath))
 			continue
+		}
+		if len(perrs) == 0 {
+			for _, name := range []string{"Generated", "onesourceFiles"} {
+				if obj := scope.Lookup(name); obj != nil {
+					perrs = append(perrs, fmt.Sprintf("%s: package %s declares %s, which the generated %s declares: rename it", p.Fset.Position(obj.Pos()), p.Name, name, generate.GoFileName))
+				}
+			}
 		}
 		if len(perrs) > 0 {
 			for _, e := range perrs {

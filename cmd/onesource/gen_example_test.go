@@ -231,6 +231,21 @@ func Broken() *dsl.Kernel {
 	if d := diffTrees(before, after); len(d) > 0 {
 		t.Errorf("a failed go generate changed files: %v", d)
 	}
+	// A package identifier the generated file would declare again is refused before writing.
+	if err := os.Remove(filepath.Join(dir, "gpu", "broken.go")); err != nil {
+		t.Fatal(err)
+	}
+	clash := "package gpu\n\n// Generated clashes with the generated file's variable.\nvar Generated = 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "gpu", "clash.go"), []byte(clash), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = goCmd(t, dir, "generate", "./...")
+	if err == nil || !strings.Contains(out, "clash.go:4:5: package gpu declares Generated, which the generated onesource_gen.go declares: rename it") {
+		t.Errorf("go generate with a clashing identifier: %v\n%s", err, out)
+	}
+	if err := os.Remove(filepath.Join(dir, "gpu", "clash.go")); err != nil {
+		t.Fatal(err)
+	}
 	// Kernels in package main cannot be imported by the driver program: a clear error.
 	mainKernel := "package main\n\nimport \"github.com/onesource-go/onesource/dsl\"\n\n// Stray is a kernel in package main.\nfunc Stray() *dsl.Kernel { return dsl.New(\"stray\", 64) }\n"
 	if err := os.WriteFile(filepath.Join(dir, "stray.go"), []byte(mainKernel), 0o644); err != nil {
