@@ -157,37 +157,16 @@ func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Ou
 // buffers whose length the kernel reads (OpLen): each such buffer's element count, in binding
 // order.
 func lengthParams(k *ir.Kernel) func(kernels.Case) []uint32 {
-	used := make([]bool, len(k.Buffers))
-	ir.Walk(k.Body, func(in *ir.Inst) bool {
-		if in.Op == ir.OpLen && in.Ref >= 0 && in.Ref < len(used) {
-			used[in.Ref] = true
-		}
-		return true
-	})
+	refs := k.LenRefs()
 	return func(c kernels.Case) []uint32 {
 		var out []uint32
-		for i, u := range used {
-			if !u {
-				continue
-			}
+		for _, i := range refs {
 			n := uint32(0)
 			if i < len(c.Buffers) {
-				n = uint32(len(c.Buffers[i]) / elemBytes(k.Buffers[i].Elem))
+				n = uint32(len(c.Buffers[i]) / k.Buffers[i].Elem.Stride())
 			}
 			out = append(out, n)
 		}
 		return out
 	}
-}
-
-// elemBytes is a buffer element's stride (vec3 is padded to 16 bytes, as on Vulkan).
-func elemBytes(t ir.Type) int {
-	n := t.Scalar.Bits() / 8 * int(t.Lanes)
-	if t.Lanes == 3 {
-		n = t.Scalar.Bits() / 8 * 4
-	}
-	if n == 0 {
-		n = 4
-	}
-	return n
 }

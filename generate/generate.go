@@ -179,24 +179,12 @@ func Files(ks []*dsl.Kernel, backends []string) ([]File, error) {
 func describe(k *ir.Kernel) prebuilt.Kernel {
 	m := prebuilt.Kernel{Name: k.Name, Source: k.Pos.Short(), Workgroup: k.WorkgroupSize}
 	for _, b := range k.Buffers {
-		m.Buffers = append(m.Buffers, prebuilt.Buffer{Name: b.Name, Elem: b.Elem.String(), ElemBytes: elemBytes(b.Elem), Access: prebuilt.Access(b.Access.String())})
+		m.Buffers = append(m.Buffers, prebuilt.Buffer{Name: b.Name, Elem: b.Elem.String(), ElemBytes: b.Elem.Stride(), Access: prebuilt.Access(b.Access.String())})
 	}
 	for _, p := range k.Params {
 		m.Params = append(m.Params, prebuilt.Param{Name: p.Name, Type: p.Type.String()})
 	}
 	return m
-}
-
-// elemBytes is a buffer element's stride (a vec3 is padded to 16 bytes, as on Vulkan).
-func elemBytes(t ir.Type) int {
-	lanes := int(t.Lanes)
-	if lanes == 3 {
-		lanes = 4
-	}
-	if lanes == 0 {
-		lanes = 1
-	}
-	return t.Scalar.Bits() / 8 * lanes
 }
 
 // artifact describes file f of kernel k for backend.
@@ -210,7 +198,7 @@ func artifact(k *ir.Kernel, backend string, f File) (prebuilt.Artifact, error) {
 			return a, err
 		}
 		for i, b := range m.Bindings {
-			if want := elemBytes(k.Buffers[i].Elem); b.ElemSize != want {
+			if want := k.Buffers[i].Elem.Stride(); b.ElemSize != want {
 				return a, fmt.Errorf("binding %d (%s) has %d-byte elements in SPIR-V, %d in the kernel", i, b.Name, b.ElemSize, want)
 			}
 		}
@@ -228,28 +216,9 @@ func artifact(k *ir.Kernel, backend string, f File) (prebuilt.Artifact, error) {
 		if err != nil {
 			return a, err
 		}
-		a.LenArgs = lenArgs(low)
+		a.LenArgs = low.LenRefs()
 	}
 	return a, nil
-}
-
-// lenArgs lists the buffers whose length the lowered kernel reads: the C-family printer passes
-// each one's element count as a trailing argument, in binding order.
-func lenArgs(k *ir.Kernel) []int {
-	used := make([]bool, len(k.Buffers))
-	ir.Walk(k.Body, func(in *ir.Inst) bool {
-		if in.Op == ir.OpLen && in.Ref >= 0 && in.Ref < len(used) {
-			used[in.Ref] = true
-		}
-		return true
-	})
-	var out []int
-	for i, u := range used {
-		if u {
-			out = append(out, i)
-		}
-	}
-	return out
 }
 
 // writeFile stores data at path unless the file already holds exactly data; it writes a temporary

@@ -324,3 +324,22 @@ func (k *Kernel) SharedBytes() int {
 	}
 	return n
 }
+
+// LenRefs lists the buffers (binding indices, ascending) whose length the kernel reads with
+// OpLen: the buffers a C-family kernel takes an element count for.
+func (k *Kernel) LenRefs() []int {
+	used := make([]bool, len(k.Buffers))
+	Walk(k.Body, func(in *Inst) bool {
+		if in.Op == OpLen && in.Ref >= 0 && in.Ref < len(used) {
+			used[in.Ref] = true
+		}
+		return true
+	})
+	var refs []int
+	for i, u := range used {
+		if u {
+			refs = append(refs, i)
+		}
+	}
+	return refs
+}

@@ -112,3 +112,13 @@ func (t Type) IsValue() bool {
 	}
 	return false
 }
+
+// Stride is the bytes one element of type t takes in a storage buffer: a vec3 is padded to four
+// lanes, as Vulkan lays it out, and a bool takes 32 bits.
+func (t Type) Stride() int {
+	lanes := max(int(t.Lanes), 1)
+	if lanes == 3 {
+		lanes = 4
+	}
+	return max(t.Scalar.Bits()/8, 1) * lanes
+}
