@@ -39,6 +39,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing/fstest"
 
 	"github.com/onesource-go/onesource/backends/cuda"
 	"github.com/onesource-go/onesource/backends/hip"
@@ -173,6 +174,26 @@ func Files(ks []*dsl.Kernel, backends []string) ([]File, error) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return files, err
+}
+
+// NewSet builds kernels for backends in memory and returns them as a prebuilt.Set, the same
+// value a generated file declares: a program that builds its kernels at run time (no go generate
+// step) places and runs them with prebuilt.Runtime exactly like embedded ones. pkg names the set.
+func NewSet(pkg string, ks []*dsl.Kernel, backends []string) (*prebuilt.Set, error) {
+	built, err := Build(ks, backends)
+	if err != nil {
+		return nil, err
+	}
+	files := fstest.MapFS{}
+	var metas []prebuilt.Kernel
+	for _, b := range built {
+		for _, f := range b.Files {
+			files[f.Name] = &fstest.MapFile{Data: f.Data}
+		}
+		metas = append(metas, b.Meta)
+	}
+	set := prebuilt.NewSet(pkg, files, metas)
+	return set, set.Err()
 }
 
 // describe is the interface of k as package prebuilt records it.

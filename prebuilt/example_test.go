@@ -9,7 +9,7 @@ import (
 	"github.com/onesource-go/onesource/prebuilt"
 )
 
-// A generated file declares its kernels with NewSet over its embedded files; here package
+// A generated file declares its kernels with NewSet over its embedded files. Here package
 // generate builds saxpy and an in-memory file system stands in for //go:embed. A set checks every
 // file against the hash recorded at generation, so a hand-edited file is caught before anything
 // runs it.
@@ -43,4 +43,34 @@ func ExampleNewSet() {
 	// cuda saxpy.cu true
 	// vulkan saxpy.spv true
 	// true
+}
+
+// A program that builds its kernels at run time gets the same Set from generate.NewSet and
+// places it the same way; on a machine without any GPU runtime or Vulkan driver, Place says why
+// each backend was passed over. (No Output: where it runs depends on the machine.)
+func ExampleRuntime_Place() {
+	set, err := generate.NewSet("example.com/jit", saxpy.Kernels(), []string{"vulkan"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rt, err := prebuilt.NewRuntime(prebuilt.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rt.Close()
+	k, _ := set.Kernel("saxpy")
+	pl, err := rt.Place(k)
+	if err != nil {
+		fmt.Println(err) // a *prebuilt.NoBackendError listing every backend's reason
+		return
+	}
+	x := make([]byte, 4*100)
+	y := make([]byte, 4*100)
+	if err := pl.Run([3]uint32{2, 1, 1}, [][]byte{x, y}, float32(2), uint32(100)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(pl.Placement())
 }

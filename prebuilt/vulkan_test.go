@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"testing/fstest"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/examples/saxpy"
@@ -12,26 +11,17 @@ import (
 	"github.com/onesource-go/onesource/prebuilt"
 )
 
-// TestVulkanRunsGeneratedSPIRV builds saxpy with package generate, hands the files to a Set
-// through an in-memory file system (what //go:embed gives a generated package), and runs the
-// SPIR-V on the Vulkan device with no compiler involved, against saxpy's reference.
+// TestVulkanRunsGeneratedSPIRV builds saxpy into a Set in memory with generate.NewSet (the value
+// a generated file declares over its embedded files) and runs the SPIR-V on the Vulkan device,
+// against saxpy's reference.
 func TestVulkanRunsGeneratedSPIRV(t *testing.T) {
 	if err := vulkan.Available(); err != nil {
 		t.Skip(err)
 	}
-	built, err := generate.Build(saxpy.Kernels(), []string{"vulkan", "cuda"})
+	set, err := generate.NewSet("example.com/saxpy", saxpy.Kernels(), []string{"vulkan", "cuda"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := fstest.MapFS{}
-	var ks []prebuilt.Kernel
-	for _, b := range built {
-		for _, f := range b.Files {
-			files[f.Name] = &fstest.MapFile{Data: f.Data}
-		}
-		ks = append(ks, b.Meta)
-	}
-	set := prebuilt.NewSet("example.com/saxpy", files, ks)
 	k, err := set.Kernel("saxpy")
 	if err != nil {
 		t.Fatal(err)
