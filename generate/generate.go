@@ -55,25 +55,40 @@ import (
 type Backend struct {
 	Name string // as named on the command line
 	Ext  string // file extension, with the dot
-	Emit func(k *ir.Kernel) ([]byte, error)
+	// Emit returns the file's bytes and what a generated Go file records about it besides its
+	// name and hash: the Vulkan module's layout, the C-family length arguments.
+	Emit func(k *ir.Kernel) ([]byte, prebuilt.Artifact, error)
 }
 
 // Backends lists the backends gen can write, by name.
 var Backends = map[string]Backend{
 	"vulkan": {Name: "vulkan", Ext: ".spv", Emit: emitSPIRV},
-	"cuda":   {Name: "cuda", Ext: ".cu", Emit: textEmitter(cuda.Emit)},
-	"hip":    {Name: "hip", Ext: ".hip", Emit: textEmitter(func(k *ir.Kernel) (string, error) { return hip.Emit(k, hip.Generic) })},
-	"metal":  {Name: "metal", Ext: ".metal", Emit: textEmitter(metal.Emit)},
+	"cuda":   {Name: "cuda", Ext: ".cu", Emit: cfamilyEmitter(cuda.Emit, cuda.Caps)},
+	"hip":    {Name: "hip", Ext: ".hip", Emit: cfamilyEmitter(func(k *ir.Kernel) (string, error) { return hip.Emit(k, hip.Generic) }, mustCaps(hip.CapsFor(hip.Generic)))},
+	"metal":  {Name: "metal", Ext: ".metal", Emit: cfamilyEmitter(metal.Emit, metal.Caps)},
 }
 
-// textEmitter adapts a source-text emitter to Backend.Emit.
-func textEmitter(emit func(*ir.Kernel) (string, error)) func(*ir.Kernel) ([]byte, error) {
-	return func(k *ir.Kernel) ([]byte, error) {
+// mustCaps is for lowering targets known at compile time (like regexp.MustCompile).
+func mustCaps(c lower.Caps, err error) lower.Caps {
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// cfamilyEmitter adapts a C-family source emitter to Backend.Emit; caps is the target it lowers
+// for, which decides the length arguments the printed kernel takes.
+func cfamilyEmitter(emit func(*ir.Kernel) (string, error), caps lower.Caps) func(*ir.Kernel) ([]byte, prebuilt.Artifact, error) {
+	return func(k *ir.Kernel) ([]byte, prebuilt.Artifact, error) {
 		src, err := emit(k)
 		if err != nil {
-			return nil, err
+			return nil, prebuilt.Artifact{}, err
 		}
-		return []byte(src), nil
+		low, err := lower.Run(k, caps)
+		if err != nil {
+			return nil, prebuilt.Artifact{}, err
+		}
+		return []byte(src), prebuilt.Artifact{LenArgs: low.LenRefs()}, nil
 	}
 }
 
@@ -87,12 +102,20 @@ func BackendNames() []string {
 	return names
 }
 
-func emitSPIRV(k *ir.Kernel) ([]byte, error) {
+func emitSPIRV(k *ir.Kernel) ([]byte, prebuilt.Artifact, error) {
 	m, err := vulkan.Compile(k, vulkan.PortableCaps)
 	if err != nil {
-		return nil, err
+		return nil, prebuilt.Artifact{}, err
 	}
-	return vulkan.Bytes(m.Words), nil
+	for i, b := range m.Bindings {
+		if want := k.Buffers[i].Elem.Stride(); b.ElemSize != want {
+			return nil, prebuilt.Artifact{}, fmt.Errorf("binding %d (%s) has %d-byte elements in SPIR-V, %d in the kernel", i, b.Name, b.ElemSize, want)
+		}
+	}
+	return vulkan.Bytes(m.Words), prebuilt.Artifact{Vulkan: &prebuilt.VulkanModule{
+		PushConstantSize: m.PushConstantSize, SubgroupSize: m.SubgroupSize, SharedBytes: m.SharedBytes,
+		Features: prebuilt.FeatureNames(m.Features),
+	}}, nil
 }
 
 // File is one generated file.
@@ -140,19 +163,15 @@ func Build(ks []*dsl.Kernel, backends []string) ([]Built, error) {
 		ok := true
 		for _, name := range backends {
 			be := Backends[name]
-			data, err := be.Emit(k)
+			data, a, err := be.Emit(k)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %s: %w", name, k.Name, err))
 				ok = false
 				continue
 			}
 			f := File{Name: k.Name + be.Ext, Data: data}
-			a, err := artifact(k, name, f)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %s: %w", name, k.Name, err))
-				ok = false
-				continue
-			}
+			sum := sha256.Sum256(data)
+			a.Backend, a.File, a.SHA256 = name, f.Name, hex.EncodeToString(sum[:])
 			b.Files = append(b.Files, f)
 			b.Meta.Artifacts = append(b.Meta.Artifacts, a)
 		}
@@ -206,40 +225,6 @@ func describe(k *ir.Kernel) prebuilt.Kernel {
 		m.Params = append(m.Params, prebuilt.Param{Name: p.Name, Type: p.Type.String()})
 	}
 	return m
-}
-
-// artifact describes file f of kernel k for backend.
-func artifact(k *ir.Kernel, backend string, f File) (prebuilt.Artifact, error) {
-	sum := sha256.Sum256(f.Data)
-	a := prebuilt.Artifact{Backend: backend, File: f.Name, SHA256: hex.EncodeToString(sum[:])}
-	switch backend {
-	case "vulkan":
-		m, err := vulkan.Compile(k, vulkan.PortableCaps)
-		if err != nil {
-			return a, err
-		}
-		for i, b := range m.Bindings {
-			if want := k.Buffers[i].Elem.Stride(); b.ElemSize != want {
-				return a, fmt.Errorf("binding %d (%s) has %d-byte elements in SPIR-V, %d in the kernel", i, b.Name, b.ElemSize, want)
-			}
-		}
-		a.Vulkan = &prebuilt.VulkanModule{PushConstantSize: m.PushConstantSize, SubgroupSize: m.SubgroupSize, SharedBytes: m.SharedBytes, Features: prebuilt.FeatureNames(m.Features)}
-	case "cuda", "hip":
-		caps := cuda.Caps
-		if backend == "hip" {
-			c, err := hip.CapsFor(hip.Generic)
-			if err != nil {
-				return a, err
-			}
-			caps = c
-		}
-		low, err := lower.Run(k, caps)
-		if err != nil {
-			return a, err
-		}
-		a.LenArgs = low.LenRefs()
-	}
-	return a, nil
 }
 
 // writeFile stores data at path unless the file already holds exactly data; it writes a temporary

@@ -60,16 +60,10 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	srcs, err := findKernels(patterns)
+	withKernels, err := findKernels(patterns)
 	if err != nil {
 		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
 		return 1
-	}
-	var withKernels []kernelPackage
-	for _, s := range srcs {
-		if len(s.funcs) > 0 {
-			withKernels = append(withKernels, s)
-		}
 	}
 	if len(withKernels) == 0 {
 		fmt.Fprintf(stderr, "onesource gen: no package among %s declares func Kernels() []*dsl.Kernel or an exported func() *dsl.Kernel\n", strings.Join(patterns, " "))
@@ -100,8 +94,8 @@ type kernelFunc struct {
 }
 
 // findKernels loads the packages matching patterns with go/packages (type-checked, with the
-// onesource_gen build tag so a stale generated file is not in the way) and finds their kernel
-// functions by type: the convention of package generate.
+// onesource_gen build tag so a stale generated file is not in the way) and returns those that
+// have kernel functions, found by type: the convention of package generate.
 func findKernels(patterns []string) ([]kernelPackage, error) {
 	cfg := &packages.Config{
 		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedTypes | packages.NeedSyntax,
