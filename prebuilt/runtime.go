@@ -162,7 +162,6 @@ func (r *Runtime) Place(k *Kernel) (*Placed, error) {
 	type candidate struct {
 		a     *Artifact
 		d     device
-		ch    registry.Choice
 		state registry.State
 	}
 	var considered []string
@@ -199,7 +198,7 @@ func (r *Runtime) Place(k *Kernel) (*Placed, error) {
 			considered = append(considered, fmt.Sprintf("%s: %v", b, err))
 			continue
 		}
-		c := &candidate{a: a, d: d, ch: ch, state: ch.State}
+		c := &candidate{a: a, d: d, state: ch.State}
 		if ok {
 			considered = append(considered, fmt.Sprintf("%s: registry cell %s is %s with bit-exact evidence for this file: chosen", b, key, ch.State))
 			chosen, verified = c, true
