@@ -5,5 +5,5 @@
 // doc comment. A const or var in a parenthesized group counts as documented when the group, the
 // spec, or the spec's trailing line comment has one; a type in a group counts when the group or
 // the spec has one. Struct fields and interface methods are not checked. The package has no
-// non-test code.
+// non-test code. TestGoVet runs `go vet ./...` over the module.
 package apidoc
