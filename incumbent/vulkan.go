@@ -75,12 +75,9 @@ func (e *Entry) loadSPIRV() ([]uint32, error) {
 	if err != nil {
 		return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
 	}
-	if len(b)%4 != 0 || len(b) < 20 || binary.LittleEndian.Uint32(b) != spirvMagic {
-		return nil, fmt.Errorf("incumbent %s: %s is not a little-endian SPIR-V binary", e.Name, path)
-	}
-	w := make([]uint32, len(b)/4)
-	for i := range w {
-		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	w, err := vulkan.Words(b)
+	if err != nil {
+		return nil, fmt.Errorf("incumbent %s: %s: %v", e.Name, path, err)
 	}
 	return w, nil
 }

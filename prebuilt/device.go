@@ -106,13 +106,9 @@ func (v *vulkanDevice) load(k *Kernel, a *Artifact) (launch, error) {
 	if a.Vulkan == nil {
 		return nil, fmt.Errorf("%s: no Vulkan module description (regenerate)", a.File)
 	}
-	data := a.Data()
-	if len(data)%4 != 0 || len(data) < 20 {
-		return nil, fmt.Errorf("%s: %d bytes is not a SPIR-V module", a.File, len(data))
-	}
-	words := make([]uint32, len(data)/4)
-	for i := range words {
-		words[i] = binary.LittleEndian.Uint32(data[4*i:])
+	words, err := vulkan.Words(a.Data())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.File, err)
 	}
 	feats, err := featuresOf(a.Vulkan.Features)
 	if err != nil {

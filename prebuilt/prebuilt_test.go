@@ -183,7 +183,9 @@ func TestPlaceFollowsRegistry(t *testing.T) {
 	// Evidence for another version of the file does not verify this one.
 	stale := registry.New()
 	ev.TwinHash = "sha256:" + sum("older code")
-	stale.Apply(registry.GateResult{Key: registry.Key{Op: "k", Type: AnyType, Backend: "vulkan"}, Evidence: ev, Verdict: registry.Flip})
+	if err := stale.Apply(registry.GateResult{Key: registry.Key{Op: "k", Type: AnyType, Backend: "vulkan"}, Evidence: ev, Verdict: registry.Flip}); err != nil {
+		t.Fatal(err)
+	}
 	if pl, err = place(stale, Options{Backends: []string{"vulkan"}}); err != nil || pl.Placement().Verified {
 		t.Fatalf("stale evidence: %v %+v", err, pl.Placement())
 	}
@@ -192,8 +194,12 @@ func TestPlaceFollowsRegistry(t *testing.T) {
 	}
 	// A failing cell never serves; a cell a hand-written kernel serves is left to it.
 	bad := registry.New()
-	bad.Apply(registry.GateResult{Key: registry.Key{Op: "k", Type: AnyType, Backend: "cuda"}, Evidence: evidence(k, "cuda", false), Verdict: registry.Fail})
-	bad.Register(registry.Key{Op: "k", Type: AnyType, Backend: "vulkan"}, "sha256:hand", "a hand kernel")
+	if err := bad.Apply(registry.GateResult{Key: registry.Key{Op: "k", Type: AnyType, Backend: "cuda"}, Evidence: evidence(k, "cuda", false), Verdict: registry.Fail}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Register(registry.Key{Op: "k", Type: AnyType, Backend: "vulkan"}, "sha256:hand", "a hand kernel"); err != nil {
+		t.Fatal(err)
+	}
 	_, err = place(bad, Options{})
 	var nb *NoBackendError
 	if !errors.As(err, &nb) {

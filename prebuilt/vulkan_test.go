@@ -8,6 +8,7 @@ import (
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/examples/saxpy"
 	"github.com/onesource-go/onesource/generate"
+	"github.com/onesource-go/onesource/internal/vktest"
 	"github.com/onesource-go/onesource/prebuilt"
 )
 
@@ -44,26 +45,17 @@ func TestVulkanRunsGeneratedSPIRV(t *testing.T) {
 	}
 	a := float32(-1.25)
 	want := saxpy.Reference(a, x, y)
-	bufs := [][]byte{f32bytes(x), f32bytes(y)}
+	bufs := [][]byte{vktest.F32s(x), vktest.F32s(y)}
 	if err := pl.Run([3]uint32{(n + 63) / 64, 1, 1}, bufs, a, n); err != nil {
 		t.Fatal(err)
 	}
+	got := vktest.ToF32(bufs[1])
 	for i, w := range want {
-		got := math.Float32frombits(uint32(bufs[1][4*i]) | uint32(bufs[1][4*i+1])<<8 | uint32(bufs[1][4*i+2])<<16 | uint32(bufs[1][4*i+3])<<24)
-		if math.Float32bits(got) != math.Float32bits(w) {
-			t.Fatalf("y[%d] = %g, want %g", i, got, w)
+		if math.Float32bits(got[i]) != math.Float32bits(w) {
+			t.Fatalf("y[%d] = %g, want %g", i, got[i], w)
 		}
 	}
-	if got := bufs[0]; math.Float32frombits(uint32(got[0])|uint32(got[1])<<8|uint32(got[2])<<16|uint32(got[3])<<24) != x[0] {
+	if vktest.ToF32(bufs[0])[0] != x[0] {
 		t.Error("the read-only buffer x was overwritten")
 	}
-}
-
-func f32bytes(xs []float32) []byte {
-	b := make([]byte, 4*len(xs))
-	for i, x := range xs {
-		u := math.Float32bits(x)
-		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-	}
-	return b
 }

@@ -21,6 +21,20 @@ func Bytes(words []uint32) []byte {
 	return b
 }
 
+// Words parses the little-endian bytes of a .spv file (the inverse of Bytes). It refuses a length
+// that is not a whole number of words, a module shorter than its 5-word header, and a file that
+// does not start with the SPIR-V magic number (a big-endian file among them).
+func Words(b []byte) ([]uint32, error) {
+	if len(b)%4 != 0 || len(b) < 20 || binary.LittleEndian.Uint32(b) != spirvMagic {
+		return nil, fmt.Errorf("%d bytes are not a little-endian SPIR-V module", len(b))
+	}
+	w := make([]uint32, len(b)/4)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w, nil
+}
+
 // Validate runs the vendor validator, `spirv-val --target-env vulkan1.3`, on SPIR-V words. The
 // error carries the validator's message; it wraps ErrNoValidator when spirv-val is missing.
 func Validate(words []uint32) error {
