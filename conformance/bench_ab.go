@@ -276,7 +276,7 @@ func rmsNormWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, erro
 		TwinGroups: [3]uint32{uint32(rows), 1, 1},
 		Want: func() (map[string][]byte, error) {
 			y := make([]float32, rows*n)
-			if err := oracle.RMSNormF32(y, x, wt, n, eps, s.Lanes); err != nil {
+			if err := oracle.RMSNormF32(y, x, wt, n, eps); err != nil {
 				return nil, err
 			}
 			return map[string][]byte{"y": f32le(y)}, nil
@@ -323,7 +323,7 @@ func matvecWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error
 		TwinGroups: [3]uint32{uint32(rows), 1, 1},
 		Want: func() (map[string][]byte, error) {
 			y := make([]float32, rows)
-			if err := oracle.MatVec(oracle.F32, wb, x, y, s.Lanes); err != nil {
+			if err := oracle.MatVec(oracle.F32, wb, x, y); err != nil {
 				return nil, err
 			}
 			return map[string][]byte{"y": f32le(y)}, nil
@@ -505,7 +505,7 @@ func (s *bufferSet) release() {
 func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*ABResult, error) {
 	start := time.Now()
 	o = o.withDefaults()
-	s := kernels.DefaultSchedule("vulkan")
+	s := c.DefaultSchedule("vulkan")
 	shape := map[string]float64{}
 	for k, v := range e.Shape {
 		shape[k] = v

@@ -90,7 +90,7 @@ func mustType(t testing.TB, name string) oracle.Type {
 // parameters (by name, as the case workload's shape variables) and dispatches its grid.
 func selfIncumbent(t *testing.T, d *vulkan.Device, c kernels.Cell) (*incumbent.Entry, *ir.Kernel) {
 	t.Helper()
-	k, err := c.Build(kernels.DefaultSchedule("vulkan")).Build()
+	k, err := c.Build(c.DefaultSchedule("vulkan")).Build()
 	if err != nil {
 		t.Fatalf("%s: %v", c.Name(), err)
 	}

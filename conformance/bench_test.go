@@ -19,7 +19,7 @@ func BenchmarkCells(b *testing.B) {
 	for _, c := range kernels.Cells() {
 		c := c
 		b.Run(c.Name(), func(b *testing.B) {
-			s := kernels.DefaultSchedule("vulkan")
+			s := c.DefaultSchedule("vulkan")
 			k, err := c.Build(s).Build()
 			if err != nil {
 				b.Fatal(err)

@@ -9,6 +9,8 @@
 package conformance
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strings"
@@ -40,26 +42,32 @@ type Outcome struct {
 	Timing  time.Duration
 }
 
-// Result is the verdict on one (cell, backend): a row of the JSON report.
+// Result is the verdict on one (cell, backend, schedule): a row of the JSON report.
 type Result struct {
-	Op       string  `json:"op"`
-	Type     string  `json:"type"`
-	Backend  string  `json:"backend"`
-	Lanes    int     `json:"lanes"`
-	Levels   string  `json:"levels"`
-	BitExact bool    `json:"bitexact"`
-	Cases    int     `json:"cases"`
-	MaxULP   float64 `json:"max_ulp"`
-	MaxRel   float64 `json:"max_rel"`
-	Reason   string  `json:"reason,omitempty"`
-	Seconds  float64 `json:"seconds"`
-	Ran      bool    `json:"ran"`
+	Op       string `json:"op"`
+	Type     string `json:"type"`
+	Backend  string `json:"backend"`
+	Schedule string `json:"schedule"` // kernels.Schedule.String(): "lanes=64,blocked"
+	Lanes    int    `json:"lanes"`
+	Width    int    `json:"width,omitempty"` // the cell's canonical width W (0: no reduction)
+	Levels   string `json:"levels"`
+	BitExact bool   `json:"bitexact"`
+	// Digest is the SHA-256 of the outputs of every case, NaNs canonicalized (any NaN equals
+	// any NaN in f32 outputs): equal digests mean equal bytes under the contract's comparison.
+	// Empty when the cell did not run to the end.
+	Digest  string  `json:"digest,omitempty"`
+	Cases   int     `json:"cases"`
+	MaxULP  float64 `json:"max_ulp"`
+	MaxRel  float64 `json:"max_rel"`
+	Reason  string  `json:"reason,omitempty"`
+	Seconds float64 `json:"seconds"`
+	Ran     bool    `json:"ran"`
 }
 
 // Judge runs one cell on one open target at schedule s and returns the verdict.
 func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 	start := time.Now()
-	r := Result{Op: c.Op, Type: c.Type.String(), Backend: t.Name(), Lanes: s.Lanes, Ran: true}
+	r := Result{Op: c.Op, Type: c.Type.String(), Backend: t.Name(), Schedule: s.String(), Lanes: s.Lanes, Width: c.Width, Ran: true}
 	defer func() { r.Seconds = time.Since(start).Seconds() }()
 	k, err := c.Build(s).Build()
 	if err != nil {
@@ -105,6 +113,7 @@ func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 			}
 		}
 	}
+	r.Digest = OutputDigest(cases, o.Outputs)
 	if exact {
 		r.BitExact = true
 		r.Levels += "B"
@@ -119,6 +128,44 @@ func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 	}
 	r.Seconds = time.Since(start).Seconds()
 	return r
+}
+
+// OutputDigest is the SHA-256 (hex) of the outputs of cases (outs[i][j]: case i's output j),
+// with every NaN of an f32 output (elem "f32") and of a q8_1 block's f16 scales replaced by one
+// canonical NaN, so that it identifies the bytes up to the contract's comparison.
+func OutputDigest(cases []kernels.Case, outs [][][]byte) string {
+	h := sha256.New()
+	for i, cs := range cases {
+		for j := range cs.Outputs {
+			if i >= len(outs) || j >= len(outs[i]) {
+				continue
+			}
+			b := append([]byte(nil), outs[i][j]...)
+			elem := "f32"
+			if j < len(cs.Elem) {
+				elem = cs.Elem[j]
+			}
+			switch {
+			case elem == "f32" && len(b)%4 == 0:
+				for k := 0; k < len(b); k += 4 {
+					if f := math.Float32frombits(le32(b[k:])); f != f {
+						copy(b[k:], []byte{0x00, 0x00, 0xc0, 0x7f})
+					}
+				}
+			case elem == "q8_1" && len(b)%36 == 0:
+				for k := 0; k < len(b); k += 36 {
+					for _, f := range []int{k, k + 2} {
+						if isNaN16(b[f:]) {
+							b[f], b[f+1] = 0x00, 0x7e
+						}
+					}
+				}
+			}
+			fmt.Fprintf(h, "%d:%d:%d\n", i, j, len(b))
+			h.Write(b)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Diff describes how two outputs differ.

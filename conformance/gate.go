@@ -108,7 +108,6 @@ func Gate(v *Vulkan, m *incumbent.Manifest, reg *registry.Registry, o GateOption
 		}
 	}
 	device, driver := DeviceEvidence(d)
-	s := kernels.DefaultSchedule("vulkan")
 	var rows []GateRow
 	for _, c := range o.Filter.Cells() {
 		var e *incumbent.Entry
@@ -123,7 +122,7 @@ func Gate(v *Vulkan, m *incumbent.Manifest, reg *registry.Registry, o GateOption
 				c.Build = b
 			}
 		}
-		row := gateCell(v, d, c, e, s, o)
+		row := gateCell(v, d, c, e, c.DefaultSchedule("vulkan"), o)
 		row.Evidence.Device, row.Evidence.Driver, row.Evidence.Toolchain = device, driver, Toolchain()
 		apply(reg, &row, e)
 		rows = append(rows, row)

@@ -47,14 +47,74 @@ func Targets() []Target {
 // extraTargets are the backends registered by other files of this package (C-family, host).
 var extraTargets []Target
 
-// Progress is told about every finished (cell, backend).
+// Progress is told about every finished (cell, backend, schedule).
 type Progress func(done, total int, r Result)
 
-// Run judges every selected cell on every selected target and returns one Result per
-// (cell, backend), unavailable backends included (Ran false, Reason the cause).
-func Run(f Filter, targets []Target, schedule func(backend string) kernels.Schedule, progress Progress) []Result {
-	if schedule == nil {
-		schedule = kernels.DefaultSchedule
+// Schedules chooses the schedules a cell runs at on a backend.
+type Schedules func(c kernels.Cell, backend string) []kernels.Schedule
+
+// DefaultSchedules runs each cell once, at its default schedule for the backend.
+func DefaultSchedules(c kernels.Cell, backend string) []kernels.Schedule {
+	return []kernels.Schedule{c.DefaultSchedule(backend)}
+}
+
+// AllSchedules runs each cell at every schedule of its space (kernels.Cell.Schedules).
+func AllSchedules(c kernels.Cell, backend string) []kernels.Schedule {
+	return withDefault(c.Schedules(), c.DefaultSchedule(backend))
+}
+
+// SampleSchedules runs each cell at its four sample schedules (kernels.Cell.SampleSchedules)
+// and at its default.
+func SampleSchedules(c kernels.Cell, backend string) []kernels.Schedule {
+	return withDefault(c.SampleSchedules(), c.DefaultSchedule(backend))
+}
+
+func withDefault(list []kernels.Schedule, def kernels.Schedule) []kernels.Schedule {
+	for _, s := range list {
+		if s == def {
+			return list
+		}
+	}
+	return append([]kernels.Schedule{def}, list...)
+}
+
+// ParseSchedules reads a -schedules flag: "default", "sample", "all", or a list of schedules
+// separated by semicolons ("lanes=8,strided;lanes=64"); a listed schedule that a cell cannot
+// take (wider than its canonical width, narrower than its minimum) is left out for that cell.
+func ParseSchedules(text string) (Schedules, error) {
+	switch text {
+	case "", "default":
+		return DefaultSchedules, nil
+	case "sample":
+		return SampleSchedules, nil
+	case "all":
+		return AllSchedules, nil
+	}
+	var list []kernels.Schedule
+	for _, part := range strings.Split(text, ";") {
+		s, err := kernels.ParseSchedule(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("-schedules: %w (or default, sample, all)", err)
+		}
+		list = append(list, s)
+	}
+	return func(c kernels.Cell, _ string) []kernels.Schedule {
+		var out []kernels.Schedule
+		for _, s := range list {
+			if c.Fits(s) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}, nil
+}
+
+// Run judges every selected cell on every selected target at the schedules sched picks (nil:
+// DefaultSchedules) and returns one Result per (cell, backend, schedule), unavailable backends
+// included (Ran false, Reason the cause).
+func Run(f Filter, targets []Target, sched Schedules, progress Progress) []Result {
+	if sched == nil {
+		sched = DefaultSchedules
 	}
 	cells := f.Cells()
 	var active []Target
@@ -71,16 +131,22 @@ func Run(f Filter, targets []Target, schedule func(backend string) kernels.Sched
 		}
 		active = append(active, t)
 	}
-	total := len(cells)*len(active) + len(results)
+	total := len(results)
+	for _, t := range active {
+		for _, c := range cells {
+			total += len(sched(c, t.Name()))
+		}
+	}
 	done := len(results)
 	for _, t := range active {
-		s := schedule(t.Name())
 		for _, c := range cells {
-			r := Judge(t, c, s)
-			results = append(results, r)
-			done++
-			if progress != nil {
-				progress(done, total, r)
+			for _, s := range sched(c, t.Name()) {
+				r := Judge(t, c, s)
+				results = append(results, r)
+				done++
+				if progress != nil {
+					progress(done, total, r)
+				}
 			}
 		}
 		t.Close()
@@ -103,17 +169,65 @@ func unavailableReason(err error) string {
 	return "unavailable: " + msg
 }
 
-// Failed reports whether any (cell, backend) that ran is not bit-exact.
+// Failed reports whether any (cell, backend, schedule) that ran is not bit-exact, or a cell
+// gave different bytes at different schedules or on different backends (Inconsistent).
 func Failed(results []Result) bool {
 	for _, r := range results {
 		if r.Ran && !r.BitExact {
 			return true
 		}
 	}
-	return false
+	return len(Inconsistent(results)) > 0
 }
 
-// WriteJSON writes the results as a JSON array, one record per (cell, backend).
+// Inconsistent returns, for every cell whose runs did not all give the same output bytes
+// (compared by Digest, NaNs canonical), a line naming the cell and the groups of
+// (backend, schedule) that agree. Runs that stopped before their outputs (no Digest) are left
+// out: they are failures of their own.
+func Inconsistent(results []Result) []string {
+	type group struct {
+		digest string
+		runs   []string
+	}
+	byCell := map[string][]*group{}
+	var order []string
+	for _, r := range results {
+		if !r.Ran || r.Digest == "" {
+			continue
+		}
+		key := r.Op + "/" + r.Type
+		gs, seen := byCell[key]
+		if !seen {
+			order = append(order, key)
+		}
+		var g *group
+		for _, x := range gs {
+			if x.digest == r.Digest {
+				g = x
+			}
+		}
+		if g == nil {
+			g = &group{digest: r.Digest}
+			byCell[key] = append(gs, g)
+		}
+		g.runs = append(g.runs, r.Backend+" "+r.Schedule)
+	}
+	var out []string
+	for _, key := range order {
+		gs := byCell[key]
+		if len(gs) < 2 {
+			continue
+		}
+		parts := make([]string, len(gs))
+		for i, g := range gs {
+			parts[i] = fmt.Sprintf("{%s} give %.12s", strings.Join(g.runs, ", "), g.digest)
+		}
+		out = append(out, key+": different bytes: "+strings.Join(parts, "; "))
+	}
+	return out
+}
+
+// WriteJSON writes the results as a JSON array, one record per (cell, backend, schedule).
 func WriteJSON(w io.Writer, results []Result) error {
 	if results == nil {
 		results = []Result{}
@@ -124,11 +238,15 @@ func WriteJSON(w io.Writer, results []Result) error {
 }
 
 // WriteMatrix writes the matrix: a row per op/type, a column per backend with its levels (or
-// FAIL, or unavailable), then every cell that is not bit-exact with its reason, and the totals.
+// NOT-EXACT, or unavailable; "x N" when the cell ran at N schedules there, the levels then being
+// those of the first run that was not bit-exact, else of the first), then every run that is not
+// bit-exact with its reason, the cells whose bytes differ between schedules or backends, and the
+// totals.
 func WriteMatrix(w io.Writer, results []Result) {
 	var backends []string
 	seen := map[string]bool{}
 	rows := map[string]map[string]Result{}
+	runs := map[string]int{}
 	var order []string
 	for _, r := range results {
 		if !seen[r.Backend] {
@@ -140,7 +258,11 @@ func WriteMatrix(w io.Writer, results []Result) {
 			rows[key] = map[string]Result{}
 			order = append(order, key)
 		}
-		rows[key][r.Backend] = r
+		prev, had := rows[key][r.Backend]
+		if !had || prev.BitExact && !r.BitExact && r.Ran {
+			rows[key][r.Backend] = r
+		}
+		runs[key+" "+r.Backend]++
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "cell\t%s\n", strings.Join(backends, "\t"))
@@ -157,6 +279,9 @@ func WriteMatrix(w io.Writer, results []Result) {
 				cols[i] = r.Levels
 			default:
 				cols[i] = r.Levels + " NOT-EXACT"
+			}
+			if n := runs[key+" "+b]; n > 1 && r.Ran {
+				cols[i] += fmt.Sprintf(" x%d", n)
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", key, strings.Join(cols, "\t"))
@@ -186,8 +311,28 @@ func WriteMatrix(w io.Writer, results []Result) {
 	if len(bad) > 0 {
 		fmt.Fprintf(w, "\nnot bit-exact (%d):\n", len(bad))
 		for _, r := range bad {
-			fmt.Fprintf(w, "  %s/%s on %s [%s]: max %g ULP, max rel %g: %s\n", r.Op, r.Type, r.Backend, r.Levels, r.MaxULP, r.MaxRel, r.Reason)
+			fmt.Fprintf(w, "  %s/%s on %s at %s [%s]: max %g ULP, max rel %g: %s\n", r.Op, r.Type, r.Backend, r.Schedule, r.Levels, r.MaxULP, r.MaxRel, r.Reason)
 		}
 	}
-	fmt.Fprintf(w, "\n%d of %d (cell, backend) pairs that ran are bit-exact\n", exact, ran)
+	if inc := Inconsistent(results); len(inc) > 0 {
+		fmt.Fprintf(w, "\nnot the same bytes at every schedule and backend (%d):\n", len(inc))
+		for _, line := range inc {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	fmt.Fprintf(w, "\n%d of %d (cell, backend, schedule) runs are bit-exact\n", exact, ran)
+	if ran > 0 {
+		cells, multi := map[string]bool{}, 0
+		for key := range rows {
+			cells[key] = true
+		}
+		for _, n := range runs {
+			if n > 1 {
+				multi++
+			}
+		}
+		if multi > 0 && len(Inconsistent(results)) == 0 {
+			fmt.Fprintf(w, "every cell gave the same bytes at every schedule and on every backend that ran it (%d cells)\n", len(cells))
+		}
+	}
 }

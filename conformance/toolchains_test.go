@@ -22,7 +22,7 @@ func TestKernelsAllTargets(t *testing.T) {
 		t.Skip("set ONESOURCE_FULL=1 to compile every kernel for every target (the main job does)")
 	}
 	for _, c := range kernels.Cells() {
-		k, err := c.Build(kernels.DefaultSchedule("cuda")).Build()
+		k, err := c.Build(c.DefaultSchedule("cuda")).Build()
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name(), err)
 		}

@@ -3,11 +3,13 @@
 //
 // A cell is registered once, from the file of its op (Register in an init function), with:
 //
-//   - Build: the kernel builder; its Schedule argument is the schedule (lanes per workgroup),
-//     so the same source specializes per backend;
-//   - Cases: the op's conformance inputs for a schedule (several shapes, sizes that are not
-//     multiples of the block or workgroup, zeros, extremes and special values, each type's edge
-//     blocks), each with the bytes the oracle says the kernel must write.
+//   - Build: the kernel builder; its Schedule argument is the schedule (lanes per workgroup,
+//     the layout of the canonical reductions), so the same source specializes per backend;
+//   - Cases: the op's conformance inputs (several shapes, sizes that are not multiples of the
+//     block or workgroup, zeros, extremes and special values, each type's edge blocks), each with
+//     the bytes the oracle says the kernel must write: the same bytes at every schedule;
+//   - Width: the canonical width W of its reductions (oracle.Width), which fixes every result
+//     bit; its schedule space (Schedules) is every lane count up to W in both layouts.
 //
 // Adding an op is one file here (its kernels and cases) and one in oracle (its meaning); adding
 // a type is its decoder here and its format in oracle. Package conformance runs every cell on
@@ -16,21 +18,59 @@ package kernels
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/oracle"
 )
 
-// Schedule is how a kernel is laid out on the device. Lanes is the workgroup size, the T of the
-// canonical reductions (a power of two); the oracle takes the same T, so the expected bytes
-// depend on it.
+// Schedule is how a kernel is laid out on the device: its knobs. No knob changes a result bit:
+// a cell's reductions run in the canonical order of its fixed width (Cell.Width, oracle.Width),
+// whatever the schedule, so a schedule can be chosen for speed alone.
 type Schedule struct {
+	// Lanes is the workgroup size (a power of two; for a cell with a canonical width W, at most
+	// W and dividing it).
 	Lanes int
+	// Layout is how the W virtual lanes of the cell's canonical reductions sit on the Lanes
+	// invocations (dsl.Blocked or dsl.Strided). Cells without a reduction ignore it.
+	Layout dsl.Layout
 }
 
-// DefaultSchedule is the schedule a backend runs a cell at unless told otherwise.
+// String describes the schedule as reports and test names show it: "lanes=64,blocked".
+func (s Schedule) String() string {
+	return fmt.Sprintf("lanes=%d,%s", s.Lanes, s.Layout)
+}
+
+// ParseSchedule reads what String writes ("lanes=64,blocked", "lanes=8,strided"; the layout may
+// be left out: blocked).
+func ParseSchedule(text string) (Schedule, error) {
+	var s Schedule
+	parts := strings.Split(text, ",")
+	lanes, ok := strings.CutPrefix(parts[0], "lanes=")
+	n, err := strconv.Atoi(lanes)
+	if !ok || err != nil || n < 1 || n&(n-1) != 0 || len(parts) > 2 {
+		return s, fmt.Errorf("kernels: schedule %q: want lanes=N[,blocked|strided] with N a power of two", text)
+	}
+	s.Lanes = n
+	if len(parts) == 2 {
+		switch parts[1] {
+		case "blocked":
+			s.Layout = dsl.Blocked
+		case "strided":
+			s.Layout = dsl.Strided
+		default:
+			return s, fmt.Errorf("kernels: schedule %q: layout %q is neither blocked nor strided", text, parts[1])
+		}
+	}
+	return s, nil
+}
+
+// DefaultSchedule is the schedule a backend runs a cell at unless told otherwise, for a cell
+// without a canonical width (Cell.DefaultSchedule narrows it to the cell's).
 func DefaultSchedule(backend string) Schedule {
 	switch backend {
 	case "cuda", "hip":
@@ -55,7 +95,80 @@ type Cell struct {
 	Op    string
 	Type  oracle.Type // the weight or data type; F32 for ops on f32 activations
 	Build func(s Schedule) *dsl.Kernel
+	// Cases returns the conformance inputs laid out for schedule s. Only the dispatch (Groups)
+	// may depend on s: the inputs and the oracle's bytes are the same for every schedule.
 	Cases func(s Schedule) ([]Case, error)
+	// Width is the canonical width W of the cell's reductions (oracle.Width), 0 for a cell whose
+	// bits do not depend on any order (element-wise ops, get_rows, quantize_q8_1).
+	Width int
+	// MinLanes is the smallest workgroup the cell builds for (0: 1).
+	MinLanes int
+}
+
+// maxLanes is the widest workgroup a cell is scheduled on.
+const maxLanes = 256
+
+// Schedules returns the cell's schedule space: every power-of-two lane count from 8 (or
+// MinLanes) up to min(W, 256), in both layouts where a lane holds more than one virtual lane.
+func (c Cell) Schedules() []Schedule {
+	var out []Schedule
+	for t := max(8, c.MinLanes); t <= c.maxLanes(); t *= 2 {
+		out = append(out, Schedule{Lanes: t})
+		if c.Width > t {
+			out = append(out, Schedule{Lanes: t, Layout: dsl.Strided})
+		}
+	}
+	return out
+}
+
+func (c Cell) maxLanes() int {
+	if c.Width > 0 {
+		return min(c.Width, maxLanes)
+	}
+	return maxLanes
+}
+
+// SampleSchedules returns four schedules of the space spread from the narrowest to the widest
+// (8, 32, a wide one, the widest), with both layouts among them where the cell has a reduction:
+// what the tests run every cell at.
+func (c Cell) SampleSchedules() []Schedule {
+	lo, hi := max(8, c.MinLanes), c.maxLanes()
+	lanes := []int{lo}
+	for _, t := range []int{lo * 4, hi / 2, hi} {
+		if t > lanes[len(lanes)-1] && t <= hi {
+			lanes = append(lanes, t)
+		}
+	}
+	for t := lo * 2; len(lanes) < 4 && t < hi; t *= 2 { // narrow spaces: fill in the gaps
+		if !slices.Contains(lanes, t) {
+			lanes = append(lanes, t)
+		}
+	}
+	slices.Sort(lanes)
+	out := make([]Schedule, len(lanes))
+	for i, t := range lanes {
+		out[i] = Schedule{Lanes: t}
+		if i%2 == 0 && c.Width > t {
+			out[i].Layout = dsl.Strided
+		}
+	}
+	return out
+}
+
+// Fits reports whether the cell can run at schedule s: a power-of-two lane count from MinLanes
+// up to its canonical width (when it has one) and 1024, and a known layout.
+func (c Cell) Fits(s Schedule) bool {
+	t := s.Lanes
+	return t >= max(1, c.MinLanes) && t&(t-1) == 0 && t <= 1024 && (c.Width == 0 || t <= c.Width) &&
+		(s.Layout == dsl.Blocked || s.Layout == dsl.Strided)
+}
+
+// DefaultSchedule is the schedule backend runs the cell at unless told otherwise: the backend's
+// default lane count, narrowed to the cell's widest.
+func (c Cell) DefaultSchedule(backend string) Schedule {
+	s := DefaultSchedule(backend)
+	s.Lanes = max(min(s.Lanes, c.maxLanes()), c.MinLanes)
+	return s
 }
 
 // Name is "op/type", as in reports and test names.

@@ -302,7 +302,7 @@ func fmtCheckDotQ8(t *testing.T, typ oracle.Type, what string, w []byte) {
 	a := fmtActivations(act, nb*ti.BlockSize, int64(typ)+int64(len(w)))
 	want := make([]float32, nb)
 	for b := range want {
-		p, err := oracle.DotQ8(typ, w[b*ti.TypeSize:(b+1)*ti.TypeSize], a[b*aPer:(b+1)*aPer], 1)
+		p, err := oracle.DotQ8(typ, w[b*ti.TypeSize:(b+1)*ti.TypeSize], a[b*aPer:(b+1)*aPer])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,14 +17,14 @@ func init() {
 		f  Format
 		in weightInputs
 	}{
-		{Format{Type: oracle.Q4_0, Value: valueQ4_0, DotQ8: dotQ4_0}, weightInputs{halves: []int{0}}},
-		{Format{Type: oracle.Q4_1, Value: valueQ4_1, DotQ8: dotQ4_1}, weightInputs{halves: []int{0, 2}}},
-		{Format{Type: oracle.Q5_0, Value: valueQ5_0, DotQ8: dotQ5_0}, weightInputs{halves: []int{0}}},
-		{Format{Type: oracle.Q5_1, Value: valueQ5_1, DotQ8: dotQ5_1}, weightInputs{halves: []int{0, 2}}},
-		{Format{Type: oracle.Q8_0, Value: valueQ8_0, DotQ8: dotQ8_0}, weightInputs{halves: []int{0}}},
-		{Format{Type: oracle.Q8_1, Value: valueQ8_1}, weightInputs{halves: []int{0, 2}}},
-		{Format{Type: oracle.Q1_0, Value: valueQ1_0, DotQ8: dotQ1_0}, weightInputs{halves: []int{0}}},
-		{Format{Type: oracle.Q2_0, Value: valueQ2_0, DotQ8: dotQ2_0}, weightInputs{halves: []int{0}}},
+		{Format{Type: oracle.Q4_0, Value: valueQ4_0, Unit: unitQ4_0, DotQ8: dotQ4_0}, weightInputs{halves: []int{0}}},
+		{Format{Type: oracle.Q4_1, Value: valueQ4_1, Unit: unitQ4_1, DotQ8: dotQ4_1}, weightInputs{halves: []int{0, 2}}},
+		{Format{Type: oracle.Q5_0, Value: valueQ5_0, Unit: unitQ5_0, DotQ8: dotQ5_0}, weightInputs{halves: []int{0}}},
+		{Format{Type: oracle.Q5_1, Value: valueQ5_1, Unit: unitQ5_1, DotQ8: dotQ5_1}, weightInputs{halves: []int{0, 2}}},
+		{Format{Type: oracle.Q8_0, Value: valueQ8_0, Unit: unitQ8_0, DotQ8: dotQ8_0}, weightInputs{halves: []int{0}}},
+		{Format{Type: oracle.Q8_1, Value: valueQ8_1, Unit: unitQ8_1}, weightInputs{halves: []int{0, 2}}},
+		{Format{Type: oracle.Q1_0, Value: valueQ1_0, Unit: unitQ1_0, DotQ8: dotQ1_0}, weightInputs{halves: []int{0}}},
+		{Format{Type: oracle.Q2_0, Value: valueQ2_0, Unit: unitQ2_0, DotQ8: dotQ2_0}, weightInputs{halves: []int{0}}},
 	} {
 		RegisterFormat(x.f)
 		registerWeightCells(x.f, x.in)
@@ -191,4 +191,83 @@ func dotQ2_0(d *Decoder, off dsl.Value, a Bytes, aoff dsl.Value) dsl.Value {
 		}
 	}
 	return partialTerm(dotWords(d.K, q, aw), d.W.F16(off), q81Scale(a, aoff))
+}
+
+// ---- float-path dot units (oracle/dot_units.go) ----
+//
+// Each reads the unit's codes with whole-word loads (blockWords) and its scale once.
+
+// oneGroup is the single 32-value group of a unit with scale s (and min m when hasMin).
+func oneGroup(codes []dsl.Value, s, m dsl.Value, hasMin bool) Unit {
+	return Unit{Codes: codes, Groups: []Group{{N: 32, Scale: s, Min: m, HasMin: hasMin}}}
+}
+
+// nibbleCodes returns the 32 codes of 4 words of q4_0-style nibbles (the low nibbles are values
+// 0..15) minus bias, as f32; when qh is given, bit j of it is the fifth bit of value j.
+func nibbleCodes(qs []dsl.Value, qh *dsl.Value, bias int32) []dsl.Value {
+	out := make([]dsl.Value, 32)
+	for j := range out {
+		q := qs[(j%16)/4].Shr(8*(j%4) + 4*(j/16)).And(15)
+		if qh != nil {
+			q = q.Or(qh.Shr(j).And(1).Shl(4))
+		}
+		out[j] = q.Bitcast(dsl.I32).Sub(bias).F32()
+	}
+	return out
+}
+
+// byteCodes returns the signed bytes of the words, in byte order, as f32.
+func byteCodes(words []dsl.Value) []dsl.Value {
+	out := make([]dsl.Value, 4*len(words))
+	for j := range out {
+		out[j] = words[j/4].Shl(24 - 8*(j%4)).Bitcast(dsl.I32).Shr(24).F32()
+	}
+	return out
+}
+
+func unitQ4_0(d *Decoder, off, _ dsl.Value) Unit {
+	return oneGroup(nibbleCodes(blockWords(d.W, off, 2, 4, 18), nil, 8), d.W.F16(off), dsl.Value{}, false)
+}
+
+func unitQ4_1(d *Decoder, off, _ dsl.Value) Unit {
+	return oneGroup(nibbleCodes(blockWords(d.W, off, 4, 4, 20), nil, 0), d.W.F16(off), d.W.F16(off.Add(2)), true)
+}
+
+func unitQ5_0(d *Decoder, off, _ dsl.Value) Unit {
+	w := blockWords(d.W, off, 2, 5, 22) // qh, then the 16 bytes of nibbles
+	return oneGroup(nibbleCodes(w[1:], &w[0], 16), d.W.F16(off), dsl.Value{}, false)
+}
+
+func unitQ5_1(d *Decoder, off, _ dsl.Value) Unit {
+	w := blockWords(d.W, off, 4, 5, 24)
+	return oneGroup(nibbleCodes(w[1:], &w[0], 0), d.W.F16(off), d.W.F16(off.Add(2)), true)
+}
+
+func unitQ8_0(d *Decoder, off, _ dsl.Value) Unit {
+	return oneGroup(byteCodes(blockWords(d.W, off, 2, 8, 34)), d.W.F16(off), dsl.Value{}, false)
+}
+
+func unitQ8_1(d *Decoder, off, _ dsl.Value) Unit {
+	return oneGroup(byteCodes(blockWords(d.W, off, 4, 8, 36)), d.W.F16(off), dsl.Value{}, false)
+}
+
+// q1_0: code = 2*bit - 1; unit u holds bits 32u .. 32u+31, one (2-aligned) word.
+func unitQ1_0(d *Decoder, off, u dsl.Value) Unit {
+	bits := d.W.U32(off.Add(2).Add(u.Shl(2)))
+	codes := make([]dsl.Value, 32)
+	for j := range codes {
+		codes[j] = bits.Shr(j).And(1).Shl(1).Bitcast(dsl.I32).Sub(1).F32()
+	}
+	return oneGroup(codes, d.W.F16(off), dsl.Value{}, false)
+}
+
+// q2_0: code = 2-bit field - 1; unit u holds fields 32u .. 32u+31, two (2-aligned) words.
+func unitQ2_0(d *Decoder, off, u dsl.Value) Unit {
+	at := off.Add(2).Add(u.Shl(3))
+	w := []dsl.Value{d.W.U32(at), d.W.U32(at.Add(4))}
+	codes := make([]dsl.Value, 32)
+	for j := range codes {
+		codes[j] = w[j/16].Shr(2 * (j % 16)).And(3).Bitcast(dsl.I32).Sub(1).F32()
+	}
+	return oneGroup(codes, d.W.F16(off), dsl.Value{}, false)
 }

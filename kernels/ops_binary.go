@@ -71,7 +71,7 @@ func SwigluKernel(s Schedule) *dsl.Kernel {
 func binaryCases(s Schedule, seed int64, ref func(dst, a, b []float32) error) ([]Case, error) {
 	rng := rand.New(rand.NewSource(seed))
 	var out []Case
-	for ci, sz := range elemSizes(s.Lanes) {
+	for ci, sz := range elemSizes() {
 		a := elemValues(rng, sz.n)
 		nb := sz.n
 		switch ci % 3 {
@@ -113,7 +113,7 @@ func binaryCases(s Schedule, seed int64, ref func(dst, a, b []float32) error) ([
 func swigluCases(s Schedule) ([]Case, error) {
 	rng := rand.New(rand.NewSource(111))
 	var out []Case
-	for _, sz := range elemSizes(s.Lanes) {
+	for _, sz := range elemSizes() {
 		x := elemValues(rng, sz.n)
 		g := elemValues(rng, sz.n+5)[5:]
 		want := make([]float32, sz.n)

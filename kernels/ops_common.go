@@ -7,6 +7,7 @@ import (
 	"math/rand"
 
 	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/oracle"
 )
 
 // The ops on f32 activations (all registered with Type oracle.F32):
@@ -26,47 +27,22 @@ import (
 //	               SwigluKernel
 //	quantize_q8_1  QuantizeQ8_1   ops_quantize.go T/32 blocks per workgroup through shared memory
 //
-// Every builder takes the Schedule; s.Lanes (any power of two, the T of the canonical
-// reductions) is the workgroup size. The row ops reduce in the canonical order of that T, so their
-// cases compute the oracle's bytes with the same T; the other ops' bits do not depend on T. Each
+// Every builder takes the Schedule; s.Lanes (a power of two) is the workgroup size. The row ops
+// reduce in the canonical order of width oracle.RowWidth (dsl.Canon, laid out as s.Layout says),
+// so no schedule changes their bits; the other ops' bits do not depend on any order. Each
 // builder's doc comment gives its bindings (in order), parameters (32-bit words in order) and
 // dispatch; the cases fill them the same way.
 //
-// This file holds what these ops share: the canonical per-lane fold, the grid-stride loop of the
-// element-wise ops, and the byte and value helpers of their cases.
+// This file holds what these ops share: the row ops' canonical reduction, the grid-stride loop
+// of the element-wise ops, and the byte and value helpers of their cases.
 
 // maxGroupsX is the most workgroups an element-wise case dispatches along x (Vulkan guarantees
 // 65535); the grid-stride loop covers any n with that many.
 const maxGroupsX = 65535
 
-// laneFold is step 1 of the canonical reduction (DESIGN.md contract 4, oracle/reduce.go) for the
-// invocation lane of a T-lane workgroup over n elements: the accumulator starts AT the lane's
-// first term (term(lane), not identity+term), folds term(lane+T), term(lane+2T), ... in
-// ascending order with op(acc, term), and a lane with no element holds identity. Combine the
-// result with ReduceSum or ReduceMax (step 2). term's code is emitted twice (first element,
-// loop), but at run time it runs once per index, so it may also store (add_rmsnorm does).
-func laneFold(k *dsl.Kernel, lane, n dsl.Value, T int, identity float32, term func(i dsl.Value) dsl.Value, op func(acc, t dsl.Value) dsl.Value) dsl.Value {
-	acc := k.Var("acc", identity)
-	k.If(lane.Lt(n), func() {
-		acc.Set(term(lane))
-	})
-	k.For("i", lane.Add(T), n, T, func(i dsl.Value) {
-		acc.Set(op(acc.Get(), term(i)))
-	})
-	return acc.Get()
-}
-
-// laneSum is laneFold with the IEEE add and identity +0.
-func laneSum(k *dsl.Kernel, lane, n dsl.Value, T int, term func(i dsl.Value) dsl.Value) dsl.Value {
-	return laneFold(k, lane, n, T, 0, term, func(a, b dsl.Value) dsl.Value { return a.Add(b) })
-}
-
-// laneMax is laneFold with the canonical max (oracle.MaxOp: a > b ? a : b) and identity -Inf.
-func laneMax(k *dsl.Kernel, lane, n dsl.Value, T int, term func(i dsl.Value) dsl.Value) dsl.Value {
-	return laneFold(k, lane, n, T, float32(math.Inf(-1)), term, func(a, b dsl.Value) dsl.Value {
-		return k.Select(a.Gt(b), a, b)
-	})
-}
+// rowCanon is the canonical reduction of the row ops: width oracle.RowWidth laid out as the
+// schedule says.
+func rowCanon(k *dsl.Kernel, s Schedule) dsl.Canon { return k.Canon(oracle.RowWidth, s.Layout) }
 
 // gridStride runs body(i) for every i < n handled by this invocation of a T-lane workgroup:
 // i = global id, then + (workgroups * T) until n. Adjacent invocations take adjacent i

@@ -9,24 +9,24 @@ import (
 )
 
 // The normalization ops on f32 rows: rms_norm and add_rmsnorm (the fused residual add +
-// rms_norm + weight). Both run one workgroup per row: the workgroup's T lanes sum the squares in
-// the canonical order for T (oracle.SumSqF32), then scale the row. See oracle.RMSNormF32 and
+// rms_norm + weight). Both run one workgroup per row: the workgroup sums the squares in the
+// canonical order of width oracle.RowWidth (oracle.SumSqF32), then scales the row, each
+// invocation the values its slots own. See oracle.RMSNormF32 and
 // oracle.AddRMSNormF32 for the op sequence.
 
 func init() {
-	Register(Cell{Op: "rms_norm", Type: oracle.F32, Build: RMSNorm, Cases: rmsNormCases})
-	Register(Cell{Op: "add_rmsnorm", Type: oracle.F32, Build: AddRMSNorm, Cases: addRMSNormCases})
+	Register(Cell{Op: "rms_norm", Type: oracle.F32, Build: RMSNorm, Cases: rmsNormCases, Width: oracle.RowWidth})
+	Register(Cell{Op: "add_rmsnorm", Type: oracle.F32, Build: AddRMSNorm, Cases: addRMSNormCases, Width: oracle.RowWidth})
 }
 
 // rmsScale emits the canonical 1/sqrt(sumsq/n + eps) of the row whose squares term(i) gives
 // (oracle rmsScale: SumSqF32, one division by float32(n), add eps, sqrt, reciprocal). Every
 // invocation of the workgroup must reach it.
-func rmsScale(k *dsl.Kernel, lane, n, eps dsl.Value, T int, value func(i dsl.Value) dsl.Value) dsl.Value {
-	part := laneSum(k, lane, n, T, func(i dsl.Value) dsl.Value {
+func rmsScale(k *dsl.Kernel, c dsl.Canon, n, eps dsl.Value, value func(i dsl.Value) dsl.Value) dsl.Value {
+	ss := c.Sum(n, func(i dsl.Value) dsl.Value {
 		v := value(i)
 		return v.Mul(v)
-	})
-	ss := k.ReduceSum(part).Named("sumsq")
+	}).Named("sumsq")
 	mean := ss.Div(n.F32()).Named("mean")
 	return Rsqrt(k, mean.Add(eps)).Named("scale")
 }
@@ -36,10 +36,9 @@ func rmsScale(k *dsl.Kernel, lane, n, eps dsl.Value, T int, value func(i dsl.Val
 //
 // Bindings: 0 x (f32, rows*n), 1 w (f32, n; bind one value when unweighted), 2 y (f32, rows*n).
 // Parameters: n (u32, row length), eps (f32), weighted (u32: 0 y = x*scale, else
-// y = (x*scale)*w). Dispatch (rows, 1, 1). y = oracle.RMSNormF32(x, w, n, eps, T = s.Lanes).
+// y = (x*scale)*w). Dispatch (rows, 1, 1). y = oracle.RMSNormF32(x, w, n, eps).
 func RMSNorm(s Schedule) *dsl.Kernel {
-	T := s.Lanes
-	k := dsl.New("rms_norm", T)
+	k := dsl.New("rms_norm", s.Lanes)
 	x := k.Buffer("x", dsl.F32, dsl.Read)
 	w := k.Buffer("w", dsl.F32, dsl.Read)
 	y := k.Buffer("y", dsl.F32, dsl.Write)
@@ -47,9 +46,9 @@ func RMSNorm(s Schedule) *dsl.Kernel {
 	eps := k.Param("eps", dsl.F32)
 	weighted := k.Param("weighted", dsl.U32).Ne(0)
 	row := k.WorkgroupID(dsl.X).Mul(n).Named("row")
-	lane := k.LocalIndex().Named("lane")
-	scale := rmsScale(k, lane, n, eps, T, func(i dsl.Value) dsl.Value { return x.Load(row.Add(i)) })
-	k.For("j", lane, n, T, func(j dsl.Value) {
+	c := rowCanon(k, s)
+	scale := rmsScale(k, c, n, eps, func(i dsl.Value) dsl.Value { return x.Load(row.Add(i)) })
+	c.Each(n, func(j dsl.Value) {
 		v := x.Load(row.Add(j)).Mul(scale)
 		k.If(weighted, func() { y.Store(row.Add(j), v.Mul(w.Load(j))) }).Else(func() { y.Store(row.Add(j), v) })
 	})
@@ -62,10 +61,9 @@ func RMSNorm(s Schedule) *dsl.Kernel {
 //
 // Bindings: 0 a, 1 b (f32, rows*n), 2 w (f32, n; one value when unweighted), 3 sum (f32,
 // rows*n), 4 y (f32, rows*n). Parameters: n (u32), eps (f32), weighted (u32). Dispatch
-// (rows, 1, 1). sum, y = oracle.AddRMSNormF32(a, b, w, n, eps, T = s.Lanes).
+// (rows, 1, 1). sum, y = oracle.AddRMSNormF32(a, b, w, n, eps).
 func AddRMSNorm(s Schedule) *dsl.Kernel {
-	T := s.Lanes
-	k := dsl.New("add_rmsnorm", T)
+	k := dsl.New("add_rmsnorm", s.Lanes)
 	a := k.Buffer("a", dsl.F32, dsl.Read)
 	b := k.Buffer("b", dsl.F32, dsl.Read)
 	w := k.Buffer("w", dsl.F32, dsl.Read)
@@ -75,15 +73,15 @@ func AddRMSNorm(s Schedule) *dsl.Kernel {
 	eps := k.Param("eps", dsl.F32)
 	weighted := k.Param("weighted", dsl.U32).Ne(0)
 	row := k.WorkgroupID(dsl.X).Mul(n).Named("row")
-	lane := k.LocalIndex().Named("lane")
-	// The first pass adds, stores the sum and squares it; the lane reads its own stores back in
-	// the second pass (same invocation, same addresses: no barrier needed).
-	scale := rmsScale(k, lane, n, eps, T, func(i dsl.Value) dsl.Value {
+	c := rowCanon(k, s)
+	// The first pass adds, stores the sum and squares it; the invocation reads its own stores
+	// back in the second pass (Each: same invocation, same addresses, no barrier needed).
+	scale := rmsScale(k, c, n, eps, func(i dsl.Value) dsl.Value {
 		v := a.Load(row.Add(i)).Add(b.Load(row.Add(i)))
 		sum.Store(row.Add(i), v)
 		return v
 	})
-	k.For("j", lane, n, T, func(j dsl.Value) {
+	c.Each(n, func(j dsl.Value) {
 		v := sum.Load(row.Add(j)).Mul(scale)
 		k.If(weighted, func() { y.Store(row.Add(j), v.Mul(w.Load(j))) }).Else(func() { y.Store(row.Add(j), v) })
 	})
@@ -101,10 +99,12 @@ type normShape struct {
 	weighted bool
 }
 
-// normShapes are the shapes every normalization op (and rms_norm_rope's norm) is judged on at
-// lane count T: n = 1, n below, at, above and not a multiple of T, zero rows, subnormal rows,
-// rows whose squares overflow or underflow, rows holding ±Inf or NaN, eps = 0.
-func normShapes(T int) []normShape {
+// normShapes are the shapes every normalization op is judged on, the same at every schedule:
+// n = 1, n below, at, above and not a multiple of the canonical width W (so of every lane count),
+// zero rows, subnormal rows, rows whose squares overflow or underflow, rows holding ±Inf or NaN,
+// eps = 0.
+func normShapes() []normShape {
+	const T = oracle.RowWidth
 	return []normShape{
 		{name: "n1", rows: 3, n: 1, kinds: []string{"normal", "zeros", "tiny"}, eps: 1e-6},
 		{name: "small", rows: 2, n: 5, kinds: []string{"normal"}, eps: 1e-5, weighted: true},
@@ -112,7 +112,7 @@ func normShapes(T int) []normShape {
 		{name: "exact", rows: 2, n: T, kinds: []string{"normal", "tiny"}, eps: 1e-6, weighted: true},
 		{name: "ragged", rows: 4, n: 3*T + 7, kinds: []string{"normal", "wide", "zeros", "tiny"}, eps: 1e-6, weighted: true},
 		{name: "long", rows: 1, n: 1000, kinds: []string{"normal"}, eps: 1e-6},
-		{name: "order", rows: 16, n: 8*T + 5, kinds: []string{"unit"}, eps: 1e-6, weighted: true}, // bits depend on T
+		{name: "order", rows: 8, n: 8*T + 5, kinds: []string{"unit"}, eps: 1e-6, weighted: true}, // bits depend on the order
 		{name: "specials", rows: 5, n: T + 3, kinds: []string{"normal"}, eps: 1e-6, weighted: true,
 			specials: map[int]float32{
 				0: 1e30, 1: -3e25, // squares overflow to +Inf: the row scales to zero
@@ -160,11 +160,11 @@ func (sh normShape) weights(rng *rand.Rand) (bind, ref []float32) {
 func rmsNormCases(s Schedule) ([]Case, error) {
 	rng := rand.New(rand.NewSource(101))
 	var out []Case
-	for _, sh := range normShapes(s.Lanes) {
+	for _, sh := range normShapes() {
 		x := sh.input(rng)
 		w, wref := sh.weights(rng)
 		want := make([]float32, len(x))
-		if err := oracle.RMSNormF32(want, x, wref, sh.n, sh.eps, s.Lanes); err != nil {
+		if err := oracle.RMSNormF32(want, x, wref, sh.n, sh.eps); err != nil {
 			return nil, fmt.Errorf("rms_norm %s: %w", sh.name, err)
 		}
 		out = append(out, Case{
@@ -183,7 +183,7 @@ func rmsNormCases(s Schedule) ([]Case, error) {
 func addRMSNormCases(s Schedule) ([]Case, error) {
 	rng := rand.New(rand.NewSource(102))
 	var out []Case
-	for ci, sh := range normShapes(s.Lanes) {
+	for ci, sh := range normShapes() {
 		a := sh.input(rng)
 		b := randRow(rng, len(a), "normal")
 		switch ci % 3 {
@@ -200,7 +200,7 @@ func addRMSNormCases(s Schedule) ([]Case, error) {
 		w, wref := sh.weights(rng)
 		sum := make([]float32, len(a))
 		want := make([]float32, len(a))
-		if err := oracle.AddRMSNormF32(sum, want, a, b, wref, sh.n, sh.eps, s.Lanes); err != nil {
+		if err := oracle.AddRMSNormF32(sum, want, a, b, wref, sh.n, sh.eps); err != nil {
 			return nil, fmt.Errorf("add_rmsnorm %s: %w", sh.name, err)
 		}
 		out = append(out, Case{

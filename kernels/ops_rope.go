@@ -23,7 +23,7 @@ func init() {
 		Cases: func(s Schedule) ([]Case, error) { return ropeCases(s, oracle.RopeNormal) }})
 	Register(Cell{Op: "rope_neox", Type: oracle.F32, Build: func(s Schedule) *dsl.Kernel { return Rope(s, oracle.RopeNeox) },
 		Cases: func(s Schedule) ([]Case, error) { return ropeCases(s, oracle.RopeNeox) }})
-	Register(Cell{Op: "rms_norm_rope", Type: oracle.F32, Build: RMSNormRope, Cases: rmsNormRopeCases})
+	Register(Cell{Op: "rms_norm_rope", Type: oracle.F32, Build: RMSNormRope, Cases: rmsNormRopeCases, Width: oracle.RowWidth})
 }
 
 // ropeFreqC is c = (-2*Log(base)) / float32(nDims), the exponent step of oracle.RopeFreqs.
@@ -88,14 +88,15 @@ func Rope(s Schedule, mode oracle.RopeMode) *dsl.Kernel {
 }
 
 // RMSNormRope builds rms_norm followed by rope, fused: one workgroup of s.Lanes invocations per
-// head normalizes the head's headDim values (canonical sum of squares for T = s.Lanes, times the
-// weight when weighted) and rotates the normalized values, never storing them in between.
+// head normalizes the head's headDim values (canonical sum of squares of width oracle.RowWidth,
+// times the weight when weighted) and rotates the normalized values, never storing them in
+// between.
 //
 // Bindings: 0 x (f32, rows*headDim), 1 pos (i32, tokens), 2 w (f32, headDim; one value when
 // unweighted), 3 y (f32, rows*headDim). Parameters: head_dim (u32, the norm's row length),
 // n_dims (u32), heads (u32, per token), base (f32), eps (f32), weighted (u32), mode (u32:
 // 0 normal, 2 neox). Dispatch (tokens*heads, 1, 1). y = oracle.RopeF32(oracle.RMSNormF32(x, w,
-// head_dim, eps, T), pos, {head_dim, n_dims, base, mode}).
+// head_dim, eps), pos, {head_dim, n_dims, base, mode}).
 func RMSNormRope(s Schedule) *dsl.Kernel {
 	T := s.Lanes
 	k := dsl.New("rms_norm_rope", T)
@@ -113,7 +114,7 @@ func RMSNormRope(s Schedule) *dsl.Kernel {
 	wg := k.WorkgroupID(dsl.X)
 	off := wg.Mul(headDim).Named("row")
 	lane := k.LocalIndex().Named("lane")
-	scale := rmsScale(k, lane, headDim, eps, T, func(i dsl.Value) dsl.Value { return x.Load(off.Add(i)) })
+	scale := rmsScale(k, rowCanon(k, s), headDim, eps, func(i dsl.Value) dsl.Value { return x.Load(off.Add(i)) })
 	units := headDim.Add(1).Shr(1).Named("units")
 	half := nDims.Shr(1).Named("half")
 	c := ropeFreqC(k, base, nDims)
@@ -137,7 +138,9 @@ type ropeShape struct {
 	p     oracle.RopeParams
 }
 
-func ropeShapes(T int, mode oracle.RopeMode) []ropeShape {
+// ropeShapes are the rope cases, the same at every schedule.
+func ropeShapes(mode oracle.RopeMode) []ropeShape {
+	const T = 64
 	p := func(headDim, nDims int, base float32) oracle.RopeParams {
 		return oracle.RopeParams{HeadDim: headDim, NDims: nDims, Base: base, Mode: mode}
 	}
@@ -167,7 +170,7 @@ func ropeInput(rng *rand.Rand, rows, headDim int) []float32 {
 func ropeCases(s Schedule, mode oracle.RopeMode) ([]Case, error) {
 	rng := rand.New(rand.NewSource(104 + int64(mode)))
 	var out []Case
-	for _, sh := range ropeShapes(s.Lanes, mode) {
+	for _, sh := range ropeShapes(mode) {
 		rows := len(sh.pos) * sh.heads
 		x := ropeInput(rng, rows, sh.p.HeadDim)
 		want := make([]float32, len(x))
@@ -189,7 +192,7 @@ func ropeCases(s Schedule, mode oracle.RopeMode) ([]Case, error) {
 }
 
 func rmsNormRopeCases(s Schedule) ([]Case, error) {
-	T := s.Lanes
+	const T = oracle.RowWidth
 	rng := rand.New(rand.NewSource(105))
 	var out []Case
 	shapes := []struct {
@@ -228,7 +231,7 @@ func rmsNormRopeCases(s Schedule) ([]Case, error) {
 			wref = w
 		}
 		normed := make([]float32, len(x))
-		if err := oracle.RMSNormF32(normed, x, wref, n, sh.eps, T); err != nil {
+		if err := oracle.RMSNormF32(normed, x, wref, n, sh.eps); err != nil {
 			return nil, fmt.Errorf("rms_norm_rope %s: %w", sh.name, err)
 		}
 		want := make([]float32, len(x))

@@ -9,26 +9,25 @@ import (
 )
 
 func init() {
-	Register(Cell{Op: "softmax", Type: oracle.F32, Build: Softmax, Cases: softmaxCases})
+	Register(Cell{Op: "softmax", Type: oracle.F32, Build: Softmax, Cases: softmaxCases, Width: oracle.RowWidth})
 }
 
 // Softmax builds the row softmax with scale and optional additive mask (ggml_soft_max_ext,
 // max_bias 0) with s.Lanes invocations per workgroup, one workgroup per row. Per row, in
-// oracle.SoftmaxF32's op sequence with T = s.Lanes:
+// oracle.SoftmaxF32's op sequence (canonical max and sum of width oracle.RowWidth):
 //
 //	v[i] = x[i]*scale (+ mask)   m = canonical max of v   e[i] = Exp(v[i] - m)
 //	s = canonical sum of e       y[i] = e[i] * (1/s)
 //
 // Three passes over the row: the max, then e (stored in y) and its sum, then the scaling of y in
-// place (each lane rereads only what it wrote).
+// place (each invocation rereads only what it wrote: Canon.Each).
 //
 // Bindings: 0 x (f32, rows*n), 1 mask (f32, maskRows*n; one value when maskRows is 0), 2 y (f32,
 // rows*n). Parameters: n (u32, row length), scale (f32), maskRows (u32: 0 no mask, else row r
 // adds mask row r % maskRows: 1 broadcasts one row, rows gives one mask row per row). Dispatch
 // (rows, 1, 1).
 func Softmax(s Schedule) *dsl.Kernel {
-	T := s.Lanes
-	k := dsl.New("softmax", T)
+	k := dsl.New("softmax", s.Lanes)
 	x := k.Buffer("x", dsl.F32, dsl.Read)
 	mask := k.Buffer("mask", dsl.F32, dsl.Read)
 	y := k.Buffer("y", dsl.F32, dsl.ReadWrite)
@@ -37,7 +36,7 @@ func Softmax(s Schedule) *dsl.Kernel {
 	maskRows := k.Param("mask_rows", dsl.U32)
 	wg := k.WorkgroupID(dsl.X)
 	row := wg.Mul(n).Named("row")
-	lane := k.LocalIndex().Named("lane")
+	c := rowCanon(k, s)
 	masked := maskRows.Ne(0)
 	// The mask row of this row; the divisor is never 0 (unmasked kernels never read the mask).
 	mrow := wg.Rem(k.Select(masked, maskRows, k.U32(1))).Mul(n).Named("mask_row")
@@ -46,14 +45,14 @@ func Softmax(s Schedule) *dsl.Kernel {
 		k.If(masked, func() { v.Set(v.Get().Add(mask.Load(mrow.Add(i)))) })
 		return v.Get()
 	}
-	m := k.ReduceMax(laneMax(k, lane, n, T, value)).Named("max")
-	sum := laneSum(k, lane, n, T, func(i dsl.Value) dsl.Value {
+	m := c.Max(n, value).Named("max")
+	sum := c.Sum(n, func(i dsl.Value) dsl.Value {
 		e := Exp(k, value(i).Sub(m))
 		y.Store(row.Add(i), e)
 		return e
 	})
-	r := k.F32(1).Div(k.ReduceSum(sum)).Named("inv_sum")
-	k.For("j", lane, n, T, func(j dsl.Value) {
+	r := k.F32(1).Div(sum).Named("inv_sum")
+	c.Each(n, func(j dsl.Value) {
 		y.Store(row.Add(j), y.Load(row.Add(j)).Mul(r))
 	})
 	return k
@@ -70,7 +69,9 @@ type softmaxShape struct {
 	edit    func(x []float32, n int)
 }
 
-func softmaxShapes(T int) []softmaxShape {
+// softmaxShapes are the softmax cases, the same at every schedule (T is the canonical width).
+func softmaxShapes() []softmaxShape {
+	const T = oracle.RowWidth
 	return []softmaxShape{
 		{name: "n1", rows: 3, n: 1, scale: 1, edit: func(x []float32, n int) { x[2] = negInfF }},
 		{name: "small", rows: 2, n: 5, scale: 0.125, mask: 1},
@@ -78,7 +79,7 @@ func softmaxShapes(T int) []softmaxShape {
 		{name: "exact", rows: 2, n: T, scale: 0.5},
 		{name: "ragged", rows: 4, n: 3*T + 7, scale: 0.088388346, mask: 2},
 		{name: "long", rows: 1, n: 1000, scale: 1, mask: 1},
-		{name: "order", rows: 4, n: 8*T + 5, scale: 1, kind: "unit"}, // sums whose bits depend on T
+		{name: "order", rows: 4, n: 8*T + 5, scale: 1, kind: "unit"}, // sums whose bits depend on the order
 		{name: "specials", rows: 7, n: T + 5, scale: 1, edit: func(x []float32, n int) {
 			for i := 0; i < n; i++ {
 				x[i] = negInfF // row 0: entirely -Inf: NaN everywhere
@@ -108,7 +109,7 @@ func softmaxShapes(T int) []softmaxShape {
 func softmaxCases(s Schedule) ([]Case, error) {
 	rng := rand.New(rand.NewSource(103))
 	var out []Case
-	for _, sh := range softmaxShapes(s.Lanes) {
+	for _, sh := range softmaxShapes() {
 		x := make([]float32, 0, sh.rows*sh.n)
 		kind := sh.kind
 		if kind == "" {
@@ -142,7 +143,7 @@ func softmaxCases(s Schedule) ([]Case, error) {
 			}
 		}
 		want := make([]float32, len(x))
-		if err := oracle.SoftmaxF32(want, x, mask, sh.n, sh.scale, s.Lanes); err != nil {
+		if err := oracle.SoftmaxF32(want, x, mask, sh.n, sh.scale); err != nil {
 			return nil, fmt.Errorf("softmax %s: %w", sh.name, err)
 		}
 		out = append(out, Case{

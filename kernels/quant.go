@@ -22,6 +22,14 @@ type Format struct {
 	// as f32, bit-identical to oracle.Dequantize. off and j are u32 values.
 	Value func(d *Decoder, off, j dsl.Value) dsl.Value
 
+	// Unit decodes one 32-value unit of a block for the float-path matvec: u (a u32 value below
+	// BlockSize/32) is the unit's index in the block that starts at byte offset off. It returns
+	// the unit's 32 codes and its groups, exactly the oracle's unit decoder (oracle/dot_units.go):
+	// oracle.Dequantize's value j of the unit is float32(Scale*Codes[j]) (+ Min). A format reads
+	// them with word loads and decodes the scales once per group. nil for f32, f16 and bf16,
+	// whose matvec multiplies Value by the activation.
+	Unit func(d *Decoder, off, u dsl.Value) Unit
+
 	// DotQ8 is the quantized-activation integer path, nil where ggml does not run the type that
 	// way. matvec_q8 calls it once per ACTIVATION block (of oracle.ActivationType(t)): off is the
 	// byte offset of the weight block that holds that activation block's values, aoff the byte
@@ -30,6 +38,20 @@ type Format struct {
 	// returns that activation block's f32 partial, bit-identical to the partial of
 	// oracle.MatVecQ8; summing the partials is the caller's (the canonical sum over blocks).
 	DotQ8 func(d *Decoder, off dsl.Value, a Bytes, aoff dsl.Value) dsl.Value
+}
+
+// Unit is one 32-value unit of a quantized block as the float-path matvec reads it.
+type Unit struct {
+	Codes  []dsl.Value // the 32 codes, f32, in value order (small integers or codebook values: exact)
+	Groups []Group     // consecutive runs of the 32 values, in order, covering them
+}
+
+// Group is a run of consecutive values of a Unit that share a scale and, optionally, a min.
+type Group struct {
+	N      int       // values in the group (a multiple of 4)
+	Scale  dsl.Value // f32: value = Scale*code (one rounding)
+	Min    dsl.Value // f32, added after the product when HasMin
+	HasMin bool
 }
 
 // Decoder is what a Format's functions read through: the kernel, the weight bytes and the

@@ -1,7 +1,8 @@
 package kernels
 
 // This file holds the generic weight kernels, written once over Formats: get_rows (dequantize
-// rows of a weight matrix), matvec (the float path: dequantize, then the canonical f32 dot) and
+// rows of a weight matrix), matvec (the float path: f32/f16/bf16 weights value by value,
+// quantized weights one 32-value unit at a time through Format.Unit, summed canonically) and
 // matvec_q8 (the integer path: one partial per activation block through Format.DotQ8, summed
 // canonically). Every registered Format gets the cells of the ops it supports, and the
 // conformance inputs below build themselves from the type's block layout and the oracle.
@@ -14,14 +15,17 @@ package kernels
 //	           invocation per output value (adjacent invocations write adjacent values). An index
 //	           outside the rows of w leaves its output row unwritten.
 //	matvec:    0 w (rows of n values), 1 x (f32, n), 2 y (f32, rows), then the tables;
-//	           params: n; dispatch [rows, 1, 1]: one workgroup per row. Lane l takes the values
-//	           l, l+T, ... (T = Lanes) in ascending order and the lanes combine with ReduceSum:
-//	           y[r] = oracle.DotF32(dequantized row r, x, T), as oracle.MatVec.
+//	           params: n; dispatch [rows, 1, 1]: one workgroup per row, y[r] as oracle.MatVec.
+//	           f32, f16, bf16: the terms are w[i]*x[i], summed by a dsl.Canon of width
+//	           oracle.FloatDotWidth. Quantized types: the terms are the row's 32-value units'
+//	           partials (Format.Unit decodes a unit's codes and scales with wide loads; unitPartial
+//	           applies the in-block order of oracle/dot_units.go), summed by a dsl.Canon of width
+//	           oracle.BlockDotWidth. The schedule's Layout says which units an invocation takes.
 //	matvec_q8: 0 w (rows of n values), 1 a (the activation, x quantized to
 //	           oracle.ActivationType), 2 y (f32, rows), then the tables; params: n; dispatch
-//	           [rows, 1, 1]. Lane l takes the activation blocks p = l, l+T, ... in ascending
-//	           order; each gives one partial, Format.DotQ8 of the weight block over it, and the
-//	           lanes combine with ReduceSum: y[r] = oracle.DotQ8(row r, a, T).
+//	           [rows, 1, 1]. The terms are the activation blocks' partials, Format.DotQ8 of the
+//	           weight block over each, summed by a dsl.Canon of width oracle.Width("matvec_q8"):
+//	           y[r] = oracle.DotQ8(row r, a).
 //
 // The DotQ8 calling convention for weight blocks longer than the activation block (q1_0 with
 // 128 values, q2_0 and nvfp4 with 64, each over 32-value q8_1 blocks): the oracle takes one
@@ -77,7 +81,10 @@ func registerWeightCells(f Format, in ...weightInputs) {
 		weightIns[f.Type] = in[0]
 	}
 	weightMu.Unlock()
-	ops := []string{opGetRows, opMatVec}
+	ops := []string{opGetRows}
+	if ti, _ := f.Type.Info(); ti.BlockSize == 1 || f.Unit != nil {
+		ops = append(ops, opMatVec)
+	}
 	if _, ok := oracle.ActivationType(f.Type); ok && f.DotQ8 != nil {
 		ops = append(ops, opMatVecQ8)
 	}
@@ -85,11 +92,13 @@ func registerWeightCells(f Format, in ...weightInputs) {
 		if _, done := Lookup(op, f.Type); done {
 			continue
 		}
+		w, _ := oracle.Width(op, f.Type)
 		Register(Cell{
 			Op:    op,
 			Type:  f.Type,
 			Build: func(s Schedule) *dsl.Kernel { return buildWeight(op, f, s) },
 			Cases: func(s Schedule) ([]Case, error) { return weightCases(op, f, s) },
+			Width: w,
 		})
 	}
 }
@@ -145,11 +154,7 @@ func buildGetRows(f Format, s Schedule) *dsl.Kernel {
 	return k
 }
 
-// wNegZero is -0, the exact identity of IEEE addition (-0 + v = v for every v, -0 included): an
-// accumulator that starts there holds exactly its first term after the first add.
-var wNegZero = float32(math.Copysign(0, -1))
-
-// buildMatVec: y[r] = DotF32(row r, x, T) (see the layout in the file comment).
+// buildMatVec: y[r] = oracle.MatVec's row r (see the layout in the file comment).
 func buildMatVec(f Format, s Schedule) *dsl.Kernel {
 	ti, _ := f.Type.Info()
 	lb := wLog2(ti.BlockSize)
@@ -160,25 +165,74 @@ func buildMatVec(f Format, s Schedule) *dsl.Kernel {
 	d := NewDecoder(k, w, f)
 	n := k.Param("n", dsl.U32)
 	row := k.WorkgroupID(dsl.X).Named("row")
-	lane := k.LocalIndex().Named("lane")
 	rowOff := row.Mul(n.Shr(lb).Mul(ti.TypeSize)).Named("row_off")
-	acc := k.Var("acc", k.F32(wNegZero))
-	k.For("i", lane, n, s.Lanes, func(i dsl.Value) {
-		v := f.Value(d, rowOff.Add(i.Shr(lb).Mul(ti.TypeSize)), i.And(ti.BlockSize-1))
-		acc.Set(acc.Get().Add(v.Mul(x.Load(i))))
-	})
-	// A lane without a value holds +0, the oracle's identity.
-	part := k.Select(lane.Lt(n), acc.Get(), k.F32(0))
-	total := k.ReduceSum(part).Named("total")
-	k.If(lane.Eq(0), func() { y.Store(row, total) })
+	var total dsl.Value
+	if ti.BlockSize == 1 {
+		c := k.Canon(oracle.FloatDotWidth, s.Layout)
+		total = c.Sum(n, func(i dsl.Value) dsl.Value {
+			return f.Value(d, rowOff.Add(i.Mul(ti.TypeSize)), k.U32(0)).Mul(x.Load(i))
+		})
+	} else {
+		per := ti.BlockSize / oracle.UnitSize // units per block
+		c := k.Canon(oracle.BlockDotWidth, s.Layout)
+		total = c.Sum(n.Shr(wLog2(oracle.UnitSize)), func(u dsl.Value) dsl.Value {
+			off := rowOff.Add(u.Shr(wLog2(per)).Mul(ti.TypeSize))
+			un := f.Unit(d, off, u.And(per-1))
+			return unitPartial(k, un, x, u.Mul(oracle.UnitSize))
+		})
+	}
+	total = total.Named("total")
+	k.If(k.LocalIndex().Eq(0), func() { y.Store(row, total) })
 	return k
 }
 
-// buildMatVecQ8: y[r] = DotQ8(row r, a, T) (see the layout in the file comment).
+// unitPartial is oracle/dot_units.go's partial of one unit against the 32 activations at x0:
+// per group, four accumulators (each every fourth product, as a float4 register holds them),
+// (a0+a1)+(a2+a3), times the group's scale, plus the min times the same sum of the activations;
+// the groups added in order. Each activation is loaded once.
+func unitPartial(k *dsl.Kernel, un Unit, x dsl.Array, x0 dsl.Value) dsl.Value {
+	xs := make([]dsl.Value, oracle.UnitSize)
+	for j := range xs {
+		xs[j] = x.Load(x0.Add(j))
+	}
+	sum4 := func(term func(j int) dsl.Value, n int) dsl.Value {
+		var a [4]dsl.Value
+		for j := 0; j < n; j++ {
+			t := term(j)
+			if j < 4 {
+				a[j] = t // -0 + t = t: the accumulators start at their first term
+			} else {
+				a[j%4] = a[j%4].Add(t)
+			}
+		}
+		return a[0].Add(a[1]).Add(a[2].Add(a[3]))
+	}
+	var acc dsl.Value
+	add := func(v dsl.Value) {
+		if acc.IR() == nil {
+			acc = v // -0 + v = v
+		} else {
+			acc = acc.Add(v)
+		}
+	}
+	o := 0
+	for _, g := range un.Groups {
+		o0 := o
+		add(g.Scale.Mul(sum4(func(j int) dsl.Value { return un.Codes[o0+j].Mul(xs[o0+j]) }, g.N)))
+		if g.HasMin {
+			add(g.Min.Mul(sum4(func(j int) dsl.Value { return xs[o0+j] }, g.N)))
+		}
+		o += g.N
+	}
+	return acc
+}
+
+// buildMatVecQ8: y[r] = oracle.DotQ8(row r, a) (see the layout in the file comment).
 func buildMatVecQ8(f Format, s Schedule) *dsl.Kernel {
 	ti, _ := f.Type.Info()
 	act, _ := oracle.ActivationType(f.Type)
 	ai, _ := act.Info()
+	W, _ := oracle.Width(opMatVecQ8, f.Type)
 	per := ti.BlockSize / ai.BlockSize // activation blocks (partials) per weight block
 	k := dsl.New("matvec_q8_"+f.Type.String(), s.Lanes)
 	w := NewBytes(k, "w")
@@ -187,17 +241,13 @@ func buildMatVecQ8(f Format, s Schedule) *dsl.Kernel {
 	d := NewDecoder(k, w, f)
 	n := k.Param("n", dsl.U32)
 	row := k.WorkgroupID(dsl.X).Named("row")
-	lane := k.LocalIndex().Named("lane")
 	rowOff := row.Mul(n.Shr(wLog2(ti.BlockSize)).Mul(ti.TypeSize)).Named("row_off")
 	parts := n.Shr(wLog2(ai.BlockSize)).Named("parts")
-	acc := k.Var("acc", k.F32(wNegZero))
-	k.For("p", lane, parts, s.Lanes, func(p dsl.Value) {
+	total := k.Canon(W, s.Layout).Sum(parts, func(p dsl.Value) dsl.Value {
 		off := rowOff.Add(p.Shr(wLog2(per)).Mul(ti.TypeSize))
-		acc.Set(acc.Get().Add(f.DotQ8(d, off, a, p.Mul(ai.TypeSize))))
-	})
-	part := k.Select(lane.Lt(parts), acc.Get(), k.F32(0))
-	total := k.ReduceSum(part).Named("total")
-	k.If(lane.Eq(0), func() { y.Store(row, total) })
+		return f.DotQ8(d, off, a, p.Mul(ai.TypeSize))
+	}).Named("total")
+	k.If(k.LocalIndex().Eq(0), func() { y.Store(row, total) })
 	return k
 }
 
@@ -594,7 +644,7 @@ func xSpecial(rng *rand.Rand, n int, q8 bool) []float32 {
 		}
 		return x
 	}
-	specials := []float32{0, wNegZero, 1e-40, -1e-45, 1e30, -3e36, 1e-30, 65504, 2.5e-8}
+	specials := []float32{0, negZero, 1e-40, -1e-45, 1e30, -3e36, 1e-30, 65504, 2.5e-8}
 	for i := range x {
 		if i%3 == 0 {
 			x[i] = specials[(i/3)%len(specials)]
@@ -724,18 +774,27 @@ func weightCases(op string, f Format, s Schedule) ([]Case, error) {
 			if err := mk("x_huge_block", w2, xi); err != nil {
 				return nil, err
 			}
-			// More partials than 2T: every lane takes several activation blocks.
+		}
+		// More terms than 2W (W the canonical width): every virtual lane folds two or three,
+		// and no lane count divides the terms evenly.
+		W, _ := oracle.Width(op, t)
+		term := 1 // values per term of the canonical sum
+		switch {
+		case q8:
 			act, _ := oracle.ActivationType(t)
 			ai, _ := act.Info()
-			nl := (2*s.Lanes + 3) * ai.BlockSize
-			nl = (nl + bs - 1) / bs * bs
-			wl, err := weightRows(t, in, rng, 1, 2, nl)
-			if err != nil {
-				return nil, err
-			}
-			if err := mk("long", wl, kindRow(1, nl)); err != nil {
-				return nil, err
-			}
+			term = ai.BlockSize
+		case bs > 1:
+			term = oracle.UnitSize
+		}
+		nl := (2*W + 3) * term
+		nl = (nl + bs - 1) / bs * bs
+		wl, err := weightRows(t, in, rng, 1, 2, nl)
+		if err != nil {
+			return nil, err
+		}
+		if err := mk("long", wl, kindRow(1, nl)); err != nil {
+			return nil, err
 		}
 	}
 	return cases, nil
@@ -763,7 +822,7 @@ func matvecCase(name string, t oracle.Type, w []byte, x []float32, s Schedule) (
 		return c, err
 	}
 	want := make([]float32, len(w)/rs)
-	if err := oracle.MatVec(t, w, x, want, s.Lanes); err != nil {
+	if err := oracle.MatVec(t, w, x, want); err != nil {
 		return c, err
 	}
 	c.Buffers = [][]byte{PadWords(w), wF32Bytes(x), make([]byte, 4*len(want))}
@@ -794,7 +853,7 @@ func matvecQ8Case(name string, t oracle.Type, w []byte, x []float32, s Schedule)
 		return c, err
 	}
 	want := make([]float32, len(w)/rs)
-	if err := oracle.MatVecQ8(t, w, x, want, s.Lanes); err != nil {
+	if err := oracle.MatVecQ8(t, w, x, want); err != nil {
 		return c, err
 	}
 	c.Buffers = [][]byte{PadWords(w), PadWords(aq), make([]byte, 4*len(want))}

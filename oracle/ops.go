@@ -3,9 +3,9 @@ package oracle
 import "fmt"
 
 // This file defines the element-wise and row ops on f32 activations. Every op writes a
-// caller-provided dst and returns an error (never panics) when the shapes do not fit; T is the
-// schedule's lane count for the ops that reduce (a power of two; see reduce.go), the only schedule
-// parameter an op's bits depend on. Every multiply is rounded to float32 before any add (no FMA).
+// caller-provided dst and returns an error (never panics) when the shapes do not fit. The ops that
+// reduce do so in the canonical order over RowWidth virtual lanes (reduce.go), which no schedule
+// changes. Every multiply is rounded to float32 before any add (no FMA).
 //
 // Row ops take the row length n and treat x as len(x)/n consecutive rows.
 
@@ -20,13 +20,6 @@ func rowsOf(op string, x []float32, n int) (int, error) {
 func sameLen(op string, dst, x []float32) error {
 	if len(dst) != len(x) {
 		return fmt.Errorf("oracle: %s: dst has %d values, input %d", op, len(dst), len(x))
-	}
-	return nil
-}
-
-func lanesOK(op string, t int) error {
-	if t < 1 || t&(t-1) != 0 {
-		return fmt.Errorf("oracle: %s: lane count T=%d is not a power of two >= 1", op, t)
 	}
 	return nil
 }
@@ -116,25 +109,21 @@ func SwigluF32(dst, x, g []float32) error {
 	return nil
 }
 
-// RMSNormF32 normalizes each row of n values (ggml_rms_norm) with T lanes. The op sequence per
-// row:
+// RMSNormF32 normalizes each row of n values (ggml_rms_norm). The op sequence per row:
 //
-//	ss    = SumSqF32(row, T)        (canonical order; each square rounded, then added)
+//	ss    = SumSqF32(row, RowWidth) (canonical order; each square rounded, then added)
 //	mean  = ss / float32(n)         (one correctly rounded division; n exact for n <= 2^24)
 //	scale = 1 / Sqrt(mean + eps)    (add, sqrt, divide: three roundings; Rsqrt(mean + eps))
 //	y[i]  = x[i] * scale
 //
 // If w is not nil it is one row of n weights and y[i] = (x[i] * scale) * w[i] (ggml's fused
 // rms_norm+mul rounds the same way). dst may alias x.
-func RMSNormF32(dst, x, w []float32, n int, eps float32, T int) error {
+func RMSNormF32(dst, x, w []float32, n int, eps float32) error {
 	rows, err := rowsOf("rms_norm", x, n)
 	if err != nil {
 		return err
 	}
 	if err := sameLen("rms_norm", dst, x); err != nil {
-		return err
-	}
-	if err := lanesOK("rms_norm", T); err != nil {
 		return err
 	}
 	if w != nil && len(w) != n {
@@ -143,7 +132,7 @@ func RMSNormF32(dst, x, w []float32, n int, eps float32, T int) error {
 	for r := 0; r < rows; r++ {
 		row := x[r*n : (r+1)*n]
 		out := dst[r*n : (r+1)*n]
-		scale := rmsScale(row, n, eps, T)
+		scale := rmsScale(row, n, eps)
 		for i, v := range row {
 			y := float32(v * scale)
 			if w != nil {
@@ -156,15 +145,15 @@ func RMSNormF32(dst, x, w []float32, n int, eps float32, T int) error {
 }
 
 // rmsScale is 1/sqrt(SumSqF32(row)/n + eps) in RMSNormF32's op order.
-func rmsScale(row []float32, n int, eps float32, t int) float32 {
-	mean := SumSqF32(row, t) / float32(n)
+func rmsScale(row []float32, n int, eps float32) float32 {
+	mean := SumSqF32(row, RowWidth) / float32(n)
 	return Rsqrt(mean + eps)
 }
 
 // AddRMSNormF32 is the fused residual-add + rms_norm + weight op: sum[i] = a[i] + b[i] is stored
-// (the new residual stream), then dst = RMSNormF32(sum) * w, rows of n, with T lanes. w may be
+// (the new residual stream), then dst = RMSNormF32(sum) * w, rows of n. w may be
 // nil (no weight). dst may alias a or b, sum may alias a or b, but dst and sum must not overlap.
-func AddRMSNormF32(sum, dst, a, b, w []float32, n int, eps float32, T int) error {
+func AddRMSNormF32(sum, dst, a, b, w []float32, n int, eps float32) error {
 	if err := sameLen("add_rms_norm", a, b); err != nil {
 		return err
 	}
@@ -177,31 +166,27 @@ func AddRMSNormF32(sum, dst, a, b, w []float32, n int, eps float32, T int) error
 	if err := AddF32(sum, a, b); err != nil {
 		return err
 	}
-	return RMSNormF32(dst, sum, w, n, eps, T)
+	return RMSNormF32(dst, sum, w, n, eps)
 }
 
-// SoftmaxF32 is the row-wise softmax of ggml_soft_max_ext with scale (and max_bias 0) with T
-// lanes. mask is nil, one row of n values added to every row, or one row per row of x. The op
+// SoftmaxF32 is the row-wise softmax of ggml_soft_max_ext with scale (and max_bias 0). mask is nil, one row of n values added to every row, or one row per row of x. The op
 // sequence per row:
 //
 //	v[i] = x[i] * scale                    (then v[i] = v[i] + mask[i] with a mask)
-//	m    = MaxF32(v, T)
+//	m    = MaxF32(v, RowWidth)
 //	e[i] = Exp(v[i] - m)
-//	s    = SumF32(e, T)
+//	s    = SumF32(e, RowWidth)
 //	r    = 1 / s
 //	y[i] = e[i] * r                        (multiply by the reciprocal, as ggml does)
 //
 // -Inf entries (masked positions) give exactly 0. A row that is entirely -Inf gives NaN
 // everywhere (v - m is -Inf - -Inf), as in ggml. dst may alias x.
-func SoftmaxF32(dst, x, mask []float32, n int, scale float32, T int) error {
+func SoftmaxF32(dst, x, mask []float32, n int, scale float32) error {
 	rows, err := rowsOf("soft_max", x, n)
 	if err != nil {
 		return err
 	}
 	if err := sameLen("soft_max", dst, x); err != nil {
-		return err
-	}
-	if err := lanesOK("soft_max", T); err != nil {
 		return err
 	}
 	if mask != nil && len(mask) != n && len(mask) != len(x) {
@@ -216,11 +201,11 @@ func SoftmaxF32(dst, x, mask []float32, n int, scale float32, T int) error {
 				v[i] = v[i] + mask[(r*n+i)%len(mask)]
 			}
 		}
-		m := MaxF32(v, T)
+		m := MaxF32(v, RowWidth)
 		for i := range v {
 			v[i] = Exp(v[i] - m)
 		}
-		rs := 1 / SumF32(v, T)
+		rs := 1 / SumF32(v, RowWidth)
 		out := dst[r*n : (r+1)*n]
 		for i := range v {
 			out[i] = float32(v[i] * rs)

@@ -9,8 +9,11 @@ import (
 // This file defines matvec, y = W x for a weight matrix W of any type (rows of K values, ggml's
 // mul_mat with one activation column), on two paths:
 //
-// Float path (MatVec): each row is dequantized with Dequantize (exactly the oracle's values), then
-// y[r] = DotF32(row, x, T): products rounded to float32, summed in the canonical order over K.
+// Float path (MatVec): for f32, f16 and bf16 weights y[r] = DotF32(row, x, FloatDotWidth): the
+// row's exact values times x, products rounded to float32, summed canonically. For quantized
+// weights the row is taken unit by unit (32 values, dot_units.go): each unit's partial applies
+// its scales once to four-accumulator sums of code*activation products, and the partials are
+// summed canonically over BlockDotWidth virtual lanes.
 //
 // Integer path (MatVecQ8, DotQ8): the activation is quantized first, as ggml does, to q8_1
 // (32-value blocks: q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, mxfp4, q1_0, q2_0, nvfp4) or q8_K
@@ -21,8 +24,8 @@ import (
 // integer sum is exact in int32; int32 -> float32 conversions round to nearest even; products are
 // rounded before adds). Weight blocks longer than 32 values on the q8_1 path (q1_0: 128, q2_0 and
 // nvfp4: 64) give one partial per 32-value activation block under them. The partials of a row, in
-// ascending order (one per activation block), are then reduced with SumF32(partials, T): lane l
-// owns partials l, l+T, ...
+// ascending order (one per activation block), are then reduced with SumF32(partials, W), W =
+// Q8_1DotWidth or Q8_KDotWidth: virtual lane v owns partials v, v+W, ...
 //
 // Notation: q[j] are the weight's integer codes as its dequantizer reads them, a[j] the
 // activation's int8 codes; dw, mw (dmin) the weight block's scales as float32 (f16 decoded
@@ -60,7 +63,7 @@ import (
 //	         partial = f(S) * (dw*da)
 //	tq2_0:   S = sum (q-1)*a                                partial = f(S) * (dw*da)
 //
-// The result of row r is y[r] = SumF32(partials of row r, T).
+// The result of row r is y[r] = SumF32(partials of row r, Q8_KDotWidth).
 
 // kvaluesIQ4NL is ggml's kvalues_iq4nl, the iq4_nl and iq4_xs codebook.
 var kvaluesIQ4NL = [16]int32{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
@@ -105,27 +108,54 @@ func ActivationType(t Type) (act Type, ok bool) {
 	return d.act, ok
 }
 
-// MatVec computes dst = W x on the float path: W holds len(dst) rows of len(x) values of type t;
-// dst[r] = DotF32(Dequantize(row r), x, T).
-func MatVec(t Type, w []byte, x, dst []float32, T int) error {
-	rs, err := matvecShape("matvec", t, w, x, dst, T)
+// MatVec computes dst = W x on the float path: W holds len(dst) rows of len(x) values of type t.
+// For f32, f16 and bf16 weights dst[r] = DotF32(row r, x, FloatDotWidth) (the row's values as
+// Dequantize gives them, exact). For a quantized t, dst[r] is the canonical sum over
+// BlockDotWidth virtual lanes of the row's unit partials (UnitPartial, dot_units.go), one per 32
+// values in order.
+func MatVec(t Type, w []byte, x, dst []float32) error {
+	rs, err := matvecShape("matvec", t, w, x, dst)
 	if err != nil {
 		return err
 	}
-	row := make([]float32, len(x))
-	for r := range dst {
-		if err := Dequantize(t, w[r*rs:(r+1)*rs], row); err != nil {
-			return err
+	W, ok := Width("matvec", t)
+	if !ok {
+		return fmt.Errorf("oracle: matvec: %s has no float-path dot", t)
+	}
+	if isFloatType(t) {
+		row := make([]float32, len(x))
+		for r := range dst {
+			if err := Dequantize(t, w[r*rs:(r+1)*rs], row); err != nil {
+				return err
+			}
+			dst[r] = DotF32(row, x, W)
 		}
-		dst[r] = DotF32(row, x, T)
+		return nil
+	}
+	ti, _ := t.Info()
+	per := ti.BlockSize / UnitSize
+	units := len(x) / UnitSize
+	partials := make([]float32, units)
+	var c [UnitSize]float32
+	g := make([]unitGroup, 0, 2)
+	for r := range dst {
+		row := w[r*rs : (r+1)*rs]
+		for u := range partials {
+			b := u / per
+			if g, err = decodeUnit(t, row[b*ti.TypeSize:(b+1)*ti.TypeSize], u%per, &c, g); err != nil {
+				return err
+			}
+			partials[u] = unitPartial(&c, g, x[u*UnitSize:(u+1)*UnitSize])
+		}
+		dst[r] = SumF32(partials, W)
 	}
 	return nil
 }
 
 // MatVecQ8 computes dst = W x on the integer path: x is quantized with Quantize(ActivationType(t))
 // and each row is DotQ8 of its bytes with the quantized x.
-func MatVecQ8(t Type, w []byte, x, dst []float32, T int) error {
-	rs, err := matvecShape("matvec_q8", t, w, x, dst, T)
+func MatVecQ8(t Type, w []byte, x, dst []float32) error {
+	rs, err := matvecShape("matvec_q8", t, w, x, dst)
 	if err != nil {
 		return err
 	}
@@ -142,7 +172,7 @@ func MatVecQ8(t Type, w []byte, x, dst []float32, T int) error {
 		return err
 	}
 	for r := range dst {
-		if dst[r], err = DotQ8(t, w[r*rs:(r+1)*rs], aq, T); err != nil {
+		if dst[r], err = DotQ8(t, w[r*rs:(r+1)*rs], aq); err != nil {
 			return err
 		}
 	}
@@ -150,16 +180,15 @@ func MatVecQ8(t Type, w []byte, x, dst []float32, T int) error {
 }
 
 // DotQ8 is one row of the integer path: wrow holds K values of type t, aq the same K values'
-// activation already quantized to ActivationType(t) (e.g. by QuantizeQ8_1). It returns
-// SumF32(block partials, T) with the partials defined in the file comment.
-func DotQ8(t Type, wrow, aq []byte, T int) (float32, error) {
+// activation already quantized to ActivationType(t) (e.g. by QuantizeQ8_1). It returns the
+// canonical sum of the block partials (defined in the file comment) over Width("matvec_q8", t)
+// virtual lanes: Q8_1DotWidth for q8_1 activations, Q8_KDotWidth for q8_K.
+func DotQ8(t Type, wrow, aq []byte) (float32, error) {
 	d, ok := intDots[t]
 	if !ok {
 		return 0, fmt.Errorf("oracle: dot_q8: %s has no integer path", t)
 	}
-	if err := lanesOK("dot_q8", T); err != nil {
-		return 0, err
-	}
+	W, _ := Width("matvec_q8", t)
 	wi, _ := t.Info()
 	ai, _ := d.act.Info()
 	if len(wrow)%wi.TypeSize != 0 {
@@ -180,13 +209,10 @@ func DotQ8(t Type, wrow, aq []byte, T int) (float32, error) {
 			partials[b] = d.block(w, a)
 		}
 	}
-	return SumF32(partials, T), nil
+	return SumF32(partials, W), nil
 }
 
-func matvecShape(op string, t Type, w []byte, x, dst []float32, T int) (int, error) {
-	if err := lanesOK(op, T); err != nil {
-		return 0, err
-	}
+func matvecShape(op string, t Type, w []byte, x, dst []float32) (int, error) {
 	rs, err := RowSize(t, len(x))
 	if err != nil {
 		return 0, err

@@ -93,11 +93,10 @@ func opCheckNMSE(t *testing.T, name string, ref []float64, got []float32, bound 
 }
 
 func TestOpsAgainstGGML(t *testing.T) {
-	const T = 32
 	t.Run("rms_norm", func(t *testing.T) {
 		x := opReadF32(t, "rms_norm.x.f32")
 		got := make([]float32, len(x))
-		if err := RMSNormF32(got, x, nil, 4096, 1e-6, T); err != nil {
+		if err := RMSNormF32(got, x, nil, 4096, 1e-6); err != nil {
 			t.Fatal(err)
 		}
 		opCheckNMSE(t, "rms_norm [4,4096]", opF64s(opReadF32(t, "rms_norm.out.f32")), got, 1e-12)
@@ -106,7 +105,7 @@ func TestOpsAgainstGGML(t *testing.T) {
 		x := opReadF32(t, "soft_max.x.f32")
 		got := make([]float32, len(x))
 		scale := math.Float32frombits(0x3db504f3)
-		if err := SoftmaxF32(got, x, nil, 1024, scale, T); err != nil {
+		if err := SoftmaxF32(got, x, nil, 1024, scale); err != nil {
 			t.Fatal(err)
 		}
 		opCheckNMSE(t, "soft_max [4,1024] scale 1/sqrt(128)", opF64s(opReadF32(t, "soft_max.out.f32")), got, 1e-12)
@@ -115,7 +114,7 @@ func TestOpsAgainstGGML(t *testing.T) {
 		a, b, w := opReadF32(t, "add_rms_norm.a.f32"), opReadF32(t, "add_rms_norm.b.f32"), opReadF32(t, "add_rms_norm.w.f32")
 		sum := make([]float32, len(a))
 		out := make([]float32, len(a))
-		if err := AddRMSNormF32(sum, out, a, b, w, 4096, 1e-6, T); err != nil {
+		if err := AddRMSNormF32(sum, out, a, b, w, 4096, 1e-6); err != nil {
 			t.Fatal(err)
 		}
 		wantSum := opReadF32(t, "add_rms_norm.sum.f32")
@@ -126,7 +125,7 @@ func TestOpsAgainstGGML(t *testing.T) {
 		}
 		t.Logf("add_rms_norm: sum bit-exact with ggml (%d values)", len(sum))
 		norm := make([]float32, len(a))
-		if err := AddRMSNormF32(make([]float32, len(a)), norm, a, b, nil, 4096, 1e-6, T); err != nil {
+		if err := AddRMSNormF32(make([]float32, len(a)), norm, a, b, nil, 4096, 1e-6); err != nil {
 			t.Fatal(err)
 		}
 		opCheckNMSE(t, "add_rms_norm norm (no weight)", opF64s(opReadF32(t, "add_rms_norm.norm.f32")), norm, 1e-12)
@@ -167,7 +166,7 @@ func TestOpsAgainstGGML(t *testing.T) {
 			ggmlOut := opF64s(opReadF32(t, "mul_mat."+mc.typ.String()+".out.f32"))
 
 			yf := make([]float32, N)
-			if err := MatVec(mc.typ, w, x, yf, T); err != nil {
+			if err := MatVec(mc.typ, w, x, yf); err != nil {
 				t.Fatal(err)
 			}
 			opCheckNMSE(t, "matvec float path vs f64 exact "+mc.typ.String(), exact, yf, 1e-12)
@@ -200,7 +199,7 @@ func TestOpsAgainstGGML(t *testing.T) {
 			}
 
 			yq := make([]float32, N)
-			if err := MatVecQ8(mc.typ, w, x, yq, T); err != nil {
+			if err := MatVecQ8(mc.typ, w, x, yq); err != nil {
 				t.Fatal(err)
 			}
 			opCheckNMSE(t, "matvec integer path vs f64 q8act "+mc.typ.String(), q8act, yq, 1e-12)
@@ -284,7 +283,7 @@ func TestMatVecIntegerPathConsistent(t *testing.T) {
 			xa := opDequantAct(act, aq, K)
 			for name, w := range sources {
 				y := make([]float32, N)
-				if err := MatVecQ8(wt, w, x, y, 8); err != nil {
+				if err := MatVecQ8(wt, w, x, y); err != nil {
 					t.Fatal(err)
 				}
 				row := make([]float32, K)
@@ -324,69 +323,140 @@ func TestMatVecIntegerPathConsistent(t *testing.T) {
 	}
 }
 
-// TestMatVecFloatPathEveryType runs the float path on every type: each row is Dequantize then
-// DotF32, bit for bit.
+// TestMatVecFloatPathEveryType runs the float path on every type and checks it against an
+// independent statement of its definition: for f32, f16 and bf16 the pairwise tree of
+// FloatDotWidth lane sums of rounded products of the dequantized row; for the quantized types
+// the same tree over BlockDotWidth lanes of the unit partials, each restated here from the
+// unit's codes and groups. It also bounds the float path against the f64 dot of the dequantized
+// row (the orders differ only in rounding).
 func TestMatVecFloatPathEveryType(t *testing.T) {
 	for _, wt := range Types() {
 		ti, _ := wt.Info()
-		k := 2 * max(ti.BlockSize, 32)
+		k := 3 * max(ti.BlockSize, 32) * 64 // more units than virtual lanes: every lane folds several
+		if ti.BlockSize == 1 {
+			k = 1000
+		}
 		x := opGauss(uint64(wt)+50, k, 1)
 		w := opRandomBlocks(wt, 3*k/ti.BlockSize, uint64(wt)+60)
 		y := make([]float32, 3)
-		if err := MatVec(wt, w, x, y, 4); err != nil {
+		if err := MatVec(wt, w, x, y); err != nil {
 			t.Errorf("%s: %v", wt, err)
 			continue
 		}
 		rs := len(w) / 3
 		row := make([]float32, k)
 		for r := range y {
-			if err := Dequantize(wt, w[r*rs:(r+1)*rs], row); err != nil {
+			wr := w[r*rs : (r+1)*rs]
+			if err := Dequantize(wt, wr, row); err != nil {
 				t.Fatal(err)
 			}
-			if want := DotF32(row, x, 4); !opSame32(y[r], want) {
+			var terms []float32
+			W := BlockDotWidth
+			if ti.BlockSize == 1 {
+				W = FloatDotWidth
+				for j := range row {
+					terms = append(terms, float32(row[j]*x[j]))
+				}
+			} else {
+				for u := 0; u < k/UnitSize; u++ {
+					b := u / (ti.BlockSize / UnitSize)
+					var c [UnitSize]float32
+					g, err := decodeUnit(wt, wr[b*ti.TypeSize:(b+1)*ti.TypeSize], u%(ti.BlockSize/UnitSize), &c, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					terms = append(terms, opUnitPartial(c[:], g, x[u*UnitSize:(u+1)*UnitSize]))
+				}
+			}
+			want := opTreeReduce(terms, W, float32(math.Copysign(0, -1)), addOp)
+			if !opSame32(y[r], want) {
 				t.Errorf("%s row %d: %g != %g", wt, r, y[r], want)
+			}
+			var ref, mag float64
+			for j, v := range row {
+				ref += float64(v) * float64(x[j])
+				mag += math.Abs(float64(v) * float64(x[j]))
+			}
+			if mag > 0 && !math.IsInf(mag, 0) {
+				if rel := math.Abs(float64(y[r])-ref) / mag; rel > 1e-5 {
+					t.Errorf("%s row %d: float path %g vs f64 %g: rel %.2e", wt, r, y[r], ref, rel)
+				}
 			}
 		}
 		if _, ok := ActivationType(wt); ok {
-			if err := MatVecQ8(wt, w, x, y, 4); err != nil {
+			if err := MatVecQ8(wt, w, x, y); err != nil {
 				t.Errorf("%s integer path: %v", wt, err)
 			}
 		}
 	}
 }
 
+// opUnitPartial restates the unit partial of dot_units.go: per group, four accumulators each
+// over every fourth rounded product, (a0+a1)+(a2+a3), times the scale (plus the min times the
+// same sum of the activations), the groups added in order starting from -0.
+func opUnitPartial(c []float32, groups []unitGroup, x []float32) float32 {
+	negz := float32(math.Copysign(0, -1))
+	sum4 := func(v []float32) float32 {
+		a := []float32{negz, negz, negz, negz}
+		for j, t := range v {
+			a[j%4] += t
+		}
+		return (a[0] + a[1]) + (a[2] + a[3])
+	}
+	acc, o := negz, 0
+	for _, g := range groups {
+		p := make([]float32, g.n)
+		for j := range p {
+			p[j] = float32(c[o+j] * x[o+j])
+		}
+		acc += float32(g.s * sum4(p))
+		if g.hasMin {
+			acc += float32(g.m * sum4(x[o:o+g.n]))
+		}
+		o += g.n
+	}
+	return acc
+}
+
 func TestMatVecOrderAndErrors(t *testing.T) {
-	const K = 256
+	const K = 3 * FloatDotWidth
 	x := opGauss(5, K, 1)
 	w := make([]byte, 4*K)
 	for i, v := range opGauss(6, K, 1) {
 		binary.LittleEndian.PutUint32(w[4*i:], math.Float32bits(v))
 	}
 	y := make([]float32, 1)
-	if err := MatVec(F32, w, x, y, 1); err != nil {
+	if err := MatVec(F32, w, x, y); err != nil {
 		t.Fatal(err)
 	}
-	var acc float32
-	for i, v := range x {
-		wi := math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:]))
-		if i == 0 {
-			acc = float32(wi * v)
-		} else {
-			acc += float32(wi * v)
+	// Virtual lane v adds its products v, v+W, v+2W from -0; the lanes then pair up as a tree.
+	lanes := make([]float32, FloatDotWidth)
+	for v := range lanes {
+		lanes[v] = float32(math.Copysign(0, -1))
+		for i := v; i < K; i += FloatDotWidth {
+			lanes[v] += float32(math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:])) * x[i])
 		}
 	}
-	if y[0] != acc {
-		t.Errorf("T=1 f32 matvec %g != sequential %g", y[0], acc)
+	for len(lanes) > 1 {
+		next := make([]float32, len(lanes)/2)
+		for i := range next {
+			next[i] = lanes[2*i] + lanes[2*i+1]
+		}
+		lanes = next
+	}
+	if !opSame32(y[0], lanes[0]) {
+		t.Errorf("f32 matvec %g != the stated order %g", y[0], lanes[0])
 	}
 	bad := []struct {
 		name string
 		err  error
 	}{
-		{"wrong byte count", MatVec(F32, w[:10], x, y, 1)},
-		{"bad T", MatVec(F32, w, x, y, 3)},
-		{"K not whole blocks", MatVec(Q4_0, make([]byte, 18), make([]float32, 33), y, 1)},
-		{"no integer path", MatVecQ8(IQ2_XXS, make([]byte, 66), make([]float32, 256), y, 1)},
-		{"dot_q8 short activation", func() error { _, err := DotQ8(Q4_0, make([]byte, 18), make([]byte, 10), 1); return err }()},
+		{"wrong byte count", MatVec(F32, w[:10], x, y)},
+		{"K not whole blocks", MatVec(Q4_0, make([]byte, 18), make([]float32, 33), y)},
+		{"no integer path", MatVecQ8(IQ2_XXS, make([]byte, 66), make([]float32, 256), y)},
+		{"dot_q8 short activation", func() error { _, err := DotQ8(Q4_0, make([]byte, 18), make([]byte, 10)); return err }()},
+		{"unit partial of a float type", func() error { _, err := UnitPartial(F32, make([]byte, 4), 0, make([]float32, 32)); return err }()},
+		{"unit partial past the block", func() error { _, err := UnitPartial(Q4_0, make([]byte, 18), 1, make([]float32, 32)); return err }()},
 	}
 	for _, b := range bad {
 		if b.err == nil {
@@ -403,7 +473,7 @@ func TestSoftmaxEdgeCases(t *testing.T) {
 		0, 0, 0, 0,
 	}
 	y := make([]float32, len(x))
-	if err := SoftmaxF32(y, x, nil, 4, 1, 4); err != nil {
+	if err := SoftmaxF32(y, x, nil, 4, 1); err != nil {
 		t.Fatal(err)
 	}
 	if y[2] != 0 || math.Signbit(float64(y[2])) {
@@ -421,7 +491,7 @@ func TestSoftmaxEdgeCases(t *testing.T) {
 	}
 	// A mask row broadcast over rows.
 	mask := []float32{0, -inf, 0, -inf}
-	if err := SoftmaxF32(y[:8], []float32{1, 1, 1, 1, 5, 9, 5, 9}, mask, 4, 1, 2); err != nil {
+	if err := SoftmaxF32(y[:8], []float32{1, 1, 1, 1, 5, 9, 5, 9}, mask, 4, 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, i := range []int{0, 2, 4, 6} {
@@ -430,7 +500,7 @@ func TestSoftmaxEdgeCases(t *testing.T) {
 			break
 		}
 	}
-	if SoftmaxF32(y, x, []float32{1, 2, 3}, 4, 1, 4) == nil {
+	if SoftmaxF32(y, x, []float32{1, 2, 3}, 4, 1) == nil {
 		t.Error("bad mask length accepted")
 	}
 }
@@ -439,12 +509,12 @@ func TestRMSNormDefinition(t *testing.T) {
 	x := opGauss(11, 300, 3)
 	y := make([]float32, len(x))
 	w := opGauss(12, 100, 1)
-	if err := RMSNormF32(y, x, w, 100, 1e-5, 16); err != nil {
+	if err := RMSNormF32(y, x, w, 100, 1e-5); err != nil {
 		t.Fatal(err)
 	}
 	for r := 0; r < 3; r++ {
 		row := x[r*100 : (r+1)*100]
-		scale := 1 / Sqrt(SumSqF32(row, 16)/100+1e-5)
+		scale := 1 / Sqrt(SumSqF32(row, RowWidth)/100+1e-5)
 		for i, v := range row {
 			if want := float32(float32(v*scale) * w[i]); y[r*100+i] != want {
 				t.Fatalf("row %d [%d]: %g != %g", r, i, y[r*100+i], want)
@@ -453,13 +523,13 @@ func TestRMSNormDefinition(t *testing.T) {
 	}
 	// zeros stay zeros, denormal inputs are kept (not flushed) and scaled up.
 	z := []float32{0, 0x1p-149, -0x1p-140, 0}
-	if err := RMSNormF32(z, z, nil, 4, 1e-6, 4); err != nil {
+	if err := RMSNormF32(z, z, nil, 4, 1e-6); err != nil {
 		t.Fatal(err)
 	}
 	if z[0] != 0 || z[1] == 0 || z[2] == 0 || z[1] != float32(0x1p-149*Rsqrt(1e-6)) {
 		t.Errorf("denormal rms_norm: %v", z)
 	}
-	if RMSNormF32(y, x, nil, 7, 1e-5, 16) == nil || RMSNormF32(y, x, nil, 100, 1e-5, 5) == nil || RMSNormF32(y[:5], x, nil, 100, 1e-5, 4) == nil {
+	if RMSNormF32(y, x, nil, 7, 1e-5) == nil || RMSNormF32(y[:5], x, nil, 100, 1e-5) == nil {
 		t.Error("bad shape accepted")
 	}
 }

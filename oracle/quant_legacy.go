@@ -456,3 +456,87 @@ func init() {
 	weightedQuantizers[Q5_0] = quantQ5_0W
 	weightedQuantizers[Q5_1] = quantQ5_1W
 }
+
+// ---- float-path dot units (dot_units.go) ----
+//
+// The 32-value types are one unit, one group (the block's d, and m where the type has one);
+// q2_0 is two units and q1_0 four, each one group with the block's d.
+
+func init() {
+	unitDecoders[Q4_0] = unitQ4_0
+	unitDecoders[Q4_1] = unitQ4_1
+	unitDecoders[Q5_0] = unitQ5_0
+	unitDecoders[Q5_1] = unitQ5_1
+	unitDecoders[Q8_0] = unitQ8_0
+	unitDecoders[Q8_1] = unitQ8_1
+	unitDecoders[Q1_0] = unitQ1_0
+	unitDecoders[Q2_0] = unitQ2_0
+}
+
+// nibbleCodes writes the 32 nibbles of qs (low nibbles are values 0..15) minus bias to c, with
+// bit j of qh (when qh is not nil) as the fifth bit of value j.
+func nibbleCodes(qs []byte, qh *uint32, bias int32, c *[UnitSize]float32) {
+	for j := 0; j < 16; j++ {
+		lo, hi := int32(qs[j]&0x0f), int32(qs[j]>>4)
+		if qh != nil {
+			lo |= int32((*qh>>uint(j))&1) << 4
+			hi |= int32((*qh>>uint(j+16))&1) << 4
+		}
+		c[j] = float32(lo - bias)
+		c[j+16] = float32(hi - bias)
+	}
+}
+
+func unitQ4_0(blk []byte, _ int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	nibbleCodes(blk[2:18], nil, 8, c)
+	return append(g, unitGroup{n: 32, s: halfAt(blk)})
+}
+
+func unitQ4_1(blk []byte, _ int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	nibbleCodes(blk[4:20], nil, 0, c)
+	return append(g, unitGroup{n: 32, s: halfAt(blk), m: halfAt(blk[2:]), hasMin: true})
+}
+
+func unitQ5_0(blk []byte, _ int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	qh := le32(blk[2:])
+	nibbleCodes(blk[6:22], &qh, 16, c)
+	return append(g, unitGroup{n: 32, s: halfAt(blk)})
+}
+
+func unitQ5_1(blk []byte, _ int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	qh := le32(blk[4:])
+	nibbleCodes(blk[8:24], &qh, 0, c)
+	return append(g, unitGroup{n: 32, s: halfAt(blk), m: halfAt(blk[2:]), hasMin: true})
+}
+
+func unitQ8_0(blk []byte, _ int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	for j, q := range blk[2:34] {
+		c[j] = float32(int8(q))
+	}
+	return append(g, unitGroup{n: 32, s: halfAt(blk)})
+}
+
+func unitQ8_1(blk []byte, _ int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	for j, q := range blk[4:36] {
+		c[j] = float32(int8(q))
+	}
+	return append(g, unitGroup{n: 32, s: halfAt(blk)})
+}
+
+// q1_0: bit set +1, clear -1 (value ±d); unit u holds bits 32u .. 32u+31.
+func unitQ1_0(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	qs := blk[2+4*u : 2+4*u+4]
+	for j := range c {
+		c[j] = float32(2*int32((qs[j/8]>>uint(j%8))&1) - 1)
+	}
+	return append(g, unitGroup{n: 32, s: halfAt(blk)})
+}
+
+// q2_0: code = 2-bit field - 1; unit u holds fields 32u .. 32u+31 (bytes 8u .. 8u+7).
+func unitQ2_0(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	qs := blk[2+8*u : 2+8*u+8]
+	for j := range c {
+		c[j] = float32(int32((qs[j/4]>>uint(2*(j%4)))&3) - 1)
+	}
+	return append(g, unitGroup{n: 32, s: halfAt(blk)})
+}

@@ -28,9 +28,10 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	ops := fs.String("op", "", "comma-separated ops (default all)")
 	types := fs.String("type", "", "comma-separated types (default all)")
 	backends := fs.String("backend", "", "comma-separated backends (default all)")
-	jsonOut := fs.String("json", "", "write one JSON record per (cell, backend) to this file")
+	jsonOut := fs.String("json", "", "write one JSON record per (cell, backend, schedule) to this file")
+	schedules := fs.String("schedules", "default", "default (each backend's), sample (four per cell and the default), all (every schedule of each cell), or a list like 'lanes=8,strided;lanes=64'")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-json FILE]")
+		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-json FILE]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -45,6 +46,11 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "onesource conform: no cell matches the filters")
 		return 2
 	}
+	sched, err := conformance.ParseSchedules(*schedules)
+	if err != nil {
+		fmt.Fprintf(stderr, "onesource conform: %v\n", err)
+		return 2
+	}
 	start := time.Now()
 	tty := isTerminal(stderr)
 	progress := func(done, total int, r conformance.Result) {
@@ -55,15 +61,15 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		if tty {
 			const width = 30
 			filled := done * width / total
-			fmt.Fprintf(stderr, "\r[%s%s] %d/%d %-40s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total, r.Op+"/"+r.Type+"/"+r.Backend)
+			fmt.Fprintf(stderr, "\r[%s%s] %d/%d %-56s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total, r.Op+"/"+r.Type+"/"+r.Backend+" "+r.Schedule)
 			if done == total {
 				fmt.Fprintln(stderr)
 			}
 			return
 		}
-		fmt.Fprintf(stderr, "%d/%d %s/%s/%s %s %s (%.2fs)\n", done, total, r.Op, r.Type, r.Backend, r.Levels, status, r.Seconds)
+		fmt.Fprintf(stderr, "%d/%d %s/%s/%s %s %s %s (%.2fs)\n", done, total, r.Op, r.Type, r.Backend, r.Schedule, r.Levels, status, r.Seconds)
 	}
-	results := conformance.Run(f, conformance.Targets(), nil, progress)
+	results := conformance.Run(f, conformance.Targets(), sched, progress)
 	conformance.WriteMatrix(stdout, results)
 	fmt.Fprintf(stdout, "suite time: %s\n", time.Since(start).Round(time.Millisecond))
 	if *jsonOut != "" {

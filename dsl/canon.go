@@ -1,0 +1,293 @@
+package dsl
+
+import (
+	"math"
+
+	"github.com/onesource-go/onesource/ir"
+)
+
+// Layout says how the W virtual lanes of a canonical reduction sit on a workgroup of T
+// invocations, S = W/T of them (its slots) in each. Every layout gives the same bits; they differ
+// only in which memory an invocation reads.
+type Layout int
+
+const (
+	// Blocked gives invocation l the virtual lanes l*S .. l*S+S-1: per round it reads S
+	// consecutive terms (wide loads), and the reduction combines its own slots first, then crosses
+	// invocations once.
+	Blocked Layout = iota
+	// Strided gives invocation l the virtual lanes l, l+T, ..., l+(S-1)*T: per round adjacent
+	// invocations read adjacent terms (coalesced scalar loads), and the reduction crosses
+	// invocations once per slot, then combines the slots.
+	Strided
+)
+
+// String is "blocked" or "strided".
+func (l Layout) String() string {
+	if l == Strided {
+		return "strided"
+	}
+	return "blocked"
+}
+
+// Canon is a canonical reduction of fixed width W laid out on the workgroup (Kernel.Canon). Its
+// result is the oracle's canonical order for W (package oracle, numeric rule 4): virtual lane v
+// folds the terms v, v+W, v+2W, ... in ascending order from the identity (-0 for sums, -Inf for
+// max), then the W lanes combine by xor-butterfly, strides 1, 2, ..., W/2, the lower lane's value
+// on the left. It depends on W and the terms only: neither the workgroup size, nor the layout,
+// nor the device's subgroup size changes a bit.
+type Canon struct {
+	k      *Kernel
+	w, t   int
+	layout Layout
+	ok     bool
+}
+
+// Canon lays a canonical reduction of width w (a power of two) over this kernel's workgroup of T
+// invocations (T a power of two dividing w) in the given layout. A width the workgroup does not
+// divide is an error naming the caller's line.
+func (k *Kernel) Canon(w int, layout Layout) Canon {
+	p := callerPos()
+	t := k.Lanes()
+	c := Canon{k: k, w: w, t: t, layout: layout}
+	switch {
+	case w < 1 || w&(w-1) != 0:
+		k.errorf(p, "Canon: width %d is not a power of two", w)
+	case t&(t-1) != 0:
+		k.errorf(p, "Canon: needs a power-of-two workgroup, this one has %d invocations", t)
+	case t > w:
+		k.errorf(p, "Canon: a workgroup of %d invocations is wider than the canonical width %d", t, w)
+	case layout != Blocked && layout != Strided:
+		k.errorf(p, "Canon: unknown layout %d", layout)
+	default:
+		c.ok = true
+	}
+	return c
+}
+
+// Width is W, the number of virtual lanes.
+func (c Canon) Width() int { return c.w }
+
+// Slots is S = W/T, the virtual lanes each invocation holds.
+func (c Canon) Slots() int {
+	if !c.ok {
+		return 1
+	}
+	return c.w / c.t
+}
+
+// Layout is the layout the reduction was laid out in.
+func (c Canon) Layout() Layout { return c.layout }
+
+// Lane returns the virtual lane (u32) this invocation holds in slot j (0 <= j < Slots()).
+func (c Canon) Lane(j int) Value {
+	k := c.k
+	if !c.ok || j < 0 || j >= c.Slots() {
+		if c.ok {
+			k.errorf(callerPos(), "Canon.Lane: slot %d of %d", j, c.Slots())
+		}
+		return k.poison(U32, callerPos())
+	}
+	l := k.LocalIndex()
+	if c.layout == Blocked {
+		return l.Mul(uint32(c.Slots())).Add(uint32(j))
+	}
+	return l.Add(uint32(j * c.t))
+}
+
+// ReduceSum combines one value per slot (len(slots) == Slots(), slot j holding virtual lane
+// Lane(j)'s accumulator) into the canonical sum, returned in every invocation. Every invocation
+// must reach it.
+func (c Canon) ReduceSum(slots []Value) Value {
+	return c.reduce(callerPos(), ir.ReduceSum, slots)
+}
+
+// ReduceMax is ReduceSum with max (floats: a > b ? a : b, the lower virtual lane's value as a).
+func (c Canon) ReduceMax(slots []Value) Value {
+	return c.reduce(callerPos(), ir.ReduceMax, slots)
+}
+
+func (c Canon) reduce(p ir.Pos, op ir.ReduceOp, slots []Value) Value {
+	k := c.k
+	if !c.ok {
+		return k.poison(F32, p)
+	}
+	if len(slots) != c.Slots() {
+		k.errorf(p, "Canon.Reduce%s: %d values for %d slots", op, len(slots), c.Slots())
+		return k.poison(F32, p)
+	}
+	for _, v := range slots {
+		if v.k != k || v.in == nil || v.Type() != slots[0].Type() || v.Type().Lanes != 1 || !(v.Type() == F32 || isInt(v.Type())) {
+			k.errorf(p, "Canon.Reduce%s: reduces f32, i32 or u32 scalars of one type, got %s", op, v.Type())
+			return k.poison(F32, p)
+		}
+	}
+	combine := func(lo, hi Value) Value {
+		if op == ir.ReduceSum {
+			return lo.Add(hi)
+		}
+		return k.Select(lo.Gt(hi), lo, hi)
+	}
+	// tree combines values in index order: strides 1, 2, ... of the butterfly restricted to them.
+	tree := func(vals []Value) Value {
+		for len(vals) > 1 {
+			next := make([]Value, len(vals)/2)
+			for i := range next {
+				next[i] = combine(vals[2*i], vals[2*i+1])
+			}
+			vals = next
+		}
+		return vals[0]
+	}
+	cross := func(v Value) Value {
+		return k.emit(&ir.Inst{Op: ir.OpReduce, Type: v.Type(), Args: []*ir.Inst{v.in}, Aux: uint64(op), Pos: p})
+	}
+	if c.layout == Blocked {
+		// Strides below S stay inside the invocation; from S up they cross invocations.
+		return cross(tree(slots))
+	}
+	// Strides below T cross invocations, one butterfly per slot; from T up they combine slots.
+	crossed := make([]Value, len(slots))
+	for j, v := range slots {
+		crossed[j] = cross(v)
+	}
+	return tree(crossed)
+}
+
+// unrolledSlots is the most slots a reduction emits one copy of its term code for; with more,
+// the slots run in a loop (one copy of the code) and their tree is kept in log2(S) registers.
+const unrolledSlots = 4
+
+// Sum returns, in every invocation, the canonical sum of the f32 terms term(i) for i in [0, n):
+// each invocation folds its slots' terms (virtual lane v takes i = v, v+W, ...) slot by slot,
+// then the slots and the invocations combine in the butterfly's order. term is called with u32
+// indices; at run time it runs exactly once per index, so it may also store (a fused op writing
+// what it reads). Its code is emitted once per slot, or once in all when a workgroup holds more
+// than four slots per invocation (the slots then run in a loop). Every invocation must reach
+// Sum.
+func (c Canon) Sum(n Value, term func(i Value) Value) Value {
+	p := callerPos()
+	return c.terms(p, ir.ReduceSum, n, float32(math.Copysign(0, -1)), term)
+}
+
+// Max is Sum with the canonical max (a > b ? a : b) and identity -Inf.
+func (c Canon) Max(n Value, term func(i Value) Value) Value {
+	p := callerPos()
+	return c.terms(p, ir.ReduceMax, n, float32(math.Inf(-1)), term)
+}
+
+// Each runs body(i) for every index i in [0, n) that this invocation's slots own (virtual lane
+// v owns v, v+W, ...), in the order Sum folds them. A pass after a reduction that reads what the
+// invocation itself wrote during it (softmax's exponentials, a fused op's stored sum) visits
+// exactly those indices, so it needs no barrier.
+func (c Canon) Each(n Value, body func(i Value)) {
+	p := callerPos()
+	k := c.k
+	if !c.ok {
+		return
+	}
+	if n.k != k || n.Type() != U32 {
+		k.errorf(p, "Canon.Each: the index count is %s, want u32", n.Type())
+		return
+	}
+	if c.Slots() <= unrolledSlots {
+		for j := 0; j < c.Slots(); j++ {
+			c.slot(k.U32(uint32(j)), n, body)
+		}
+		return
+	}
+	k.For("slot", uint32(0), uint32(c.Slots()), uint32(1), func(j Value) { c.slot(j, n, body) })
+}
+
+// slot runs body(i) for the indices of this invocation's slot j (a u32 value): i, i+W, ... < n.
+func (c Canon) slot(j, n Value, body func(i Value)) {
+	k := c.k
+	lane := k.LocalIndex()
+	var first Value
+	if c.layout == Blocked {
+		first = lane.Mul(uint32(c.Slots())).Add(j)
+	} else {
+		first = lane.Add(j.Mul(uint32(c.t)))
+	}
+	k.For("i", first, n, uint32(c.w), body)
+}
+
+// terms is Sum and Max: fold each slot, combine.
+func (c Canon) terms(p ir.Pos, op ir.ReduceOp, n Value, identity float32, term func(i Value) Value) Value {
+	k := c.k
+	if !c.ok {
+		return k.poison(F32, p)
+	}
+	if n.k != k || n.Type() != U32 {
+		k.errorf(p, "Canon: the term count is %s, want u32", n.Type())
+		return k.poison(F32, p)
+	}
+	combine := func(lo, hi Value) Value {
+		if op == ir.ReduceSum {
+			return lo.Add(hi)
+		}
+		return k.Select(lo.Gt(hi), lo, hi)
+	}
+	// fold returns slot j's accumulator: identity, then op with each of its terms in order.
+	fold := func(j Value) Value {
+		acc := k.Var("acc", identity)
+		c.slot(j, n, func(i Value) {
+			t := term(i)
+			if t.k != k || t.Type() != F32 {
+				k.errorf(p, "Canon: a term is %s, want f32", t.Type())
+				return
+			}
+			acc.Set(combine(acc.Get(), t))
+		})
+		return acc.Get()
+	}
+	S := c.Slots()
+	if S <= unrolledSlots {
+		slots := make([]Value, S)
+		for j := range slots {
+			slots[j] = fold(k.U32(uint32(j)))
+		}
+		return c.reduce(p, op, slots)
+	}
+	cross := func(v Value) Value {
+		return k.emit(&ir.Inst{Op: ir.OpReduce, Type: v.Type(), Args: []*ir.Inst{v.in}, Aux: uint64(op), Pos: p})
+	}
+	// The slots in a loop. The pairwise tree over them in index order (strides below S for
+	// blocked, from T up for strided) is kept as a stack: stack[l] holds the finished subtree of
+	// 2^l slots waiting for its right neighbour; slot j's value merges up while the bits of j
+	// are 1 and settles at the first 0 bit. The last slot (all bits 1) carries the whole tree.
+	levels := 0
+	for 1<<levels < S {
+		levels++
+	}
+	stack := make([]Var, levels)
+	for l := range stack {
+		stack[l] = k.Var("subtree", identity)
+	}
+	total := k.Var("slots", identity)
+	k.For("slot", uint32(0), uint32(S), uint32(1), func(j Value) {
+		v := fold(j)
+		if c.layout == Strided {
+			v = cross(v) // strides below T first, slot by slot
+		}
+		carry := k.Var("carry", v)
+		var push func(l int)
+		push = func(l int) {
+			if l == levels {
+				total.Set(carry.Get())
+				return
+			}
+			k.If(j.Shr(uint32(l)).And(1).Eq(0), func() {
+				stack[l].Set(carry.Get())
+			}).Else(func() {
+				carry.Set(combine(stack[l].Get(), carry.Get()))
+				push(l + 1)
+			})
+		}
+		push(0)
+	})
+	if c.layout == Blocked {
+		return cross(total.Get()) // strides from S up cross invocations
+	}
+	return total.Get()
+}
