@@ -1,5 +1,5 @@
-// Package kernels is the DSL twin library: one DSL kernel per (op, type) cell of the matrix in
-// DESIGN.md, each with the conformance inputs that judge it against package oracle.
+// Package kernels is the DSL twin library: one DSL kernel per (op, type) cell of the matrix
+// (docs/contracts.md), each with the conformance inputs that judge it against package oracle.
 //
 // A cell is registered once, from the file of its op (Register in an init function), with:
 //

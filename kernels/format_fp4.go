@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"fmt"
+
 	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/oracle"
 )
@@ -14,8 +16,8 @@ import (
 //	                      4 + 8s + (j&7), high nibble for (j>>3)&1
 
 func init() {
-	mx := Format{Type: oracle.MXFP4, Tables: []string{"kvalues_fp4"}, Value: valueMXFP4, DotQ8: dotMXFP4}
-	nv := Format{Type: oracle.NVFP4, Tables: []string{"kvalues_fp4"}, Value: valueNVFP4, DotQ8: dotNVFP4}
+	mx := Format{Type: oracle.MXFP4, Tables: []string{"kvalues_fp4"}, Value: valueMXFP4, Unit: unitMXFP4, DotQ8: dotMXFP4}
+	nv := Format{Type: oracle.NVFP4, Tables: []string{"kvalues_fp4"}, Value: valueNVFP4, Unit: unitNVFP4, DotQ8: dotNVFP4}
 	RegisterFormat(mx)
 	RegisterFormat(nv)
 	registerWeightCells(mx, weightInputs{edges: mxfp4Edges})
@@ -122,4 +124,91 @@ func nvfp4Edges() [][]byte {
 		out = append(out, append(append(s[:], fp4Codes()...), fp4Codes()...))
 	}
 	return out
+}
+
+// ---- float-path dot units (oracle/dot_units.go) ----
+//
+// The codes are kvalues_fp4[q] as f32. The table is symmetric (entry q+8 is -entry q) with
+// magnitudes below 16, so fp4Mags holds the eight magnitudes as nibbles of one constant (built
+// from the oracle's table when the package loads) and a code is a shift and mask of it, negated
+// as an integer by the code's bit 3 (so -0 cannot arise: entry 8 is +0 like the table's).
+
+var fp4Mags = func() uint32 {
+	t, ok := oracle.TableBytes("kvalues_fp4")
+	if !ok || len(t) != 16 {
+		panic("kernels: no 16-entry kvalues_fp4 table")
+	}
+	var c uint32
+	for m := 0; m < 8; m++ {
+		v := int8(t[m])
+		if v < 0 || v > 15 || int8(t[m+8]) != -v {
+			panic(fmt.Sprintf("kernels: kvalues_fp4 entries %d and %d are %d and %d, not a magnitude below 16 and its negative", m, m+8, v, int8(t[m+8])))
+		}
+		c |= uint32(v) << (4 * m)
+	}
+	return c
+}()
+
+// fp4Code returns kvalues_fp4 of the 4-bit code at bits sh .. sh+3 of w (sh <= 28), as f32.
+func fp4Code(k *dsl.Kernel, w dsl.Value, sh int) dsl.Value {
+	var m4 dsl.Value // 4 * (code & 7): the magnitude's bit position in fp4Mags
+	if sh >= 2 {
+		m4 = w.Shr(sh - 2).And(28)
+	} else {
+		m4 = w.Shl(2 - sh).And(28)
+	}
+	mag := k.U32(fp4Mags).Shr(m4).And(15).Bitcast(dsl.I32)
+	neg := w.Shl(28 - sh).Bitcast(dsl.I32).Shr(31) // 0, or -1 where bit sh+3 is set
+	return mag.Xor(neg).Sub(neg).F32()
+}
+
+// fp4WordCodes writes the 8 codes of the nibbles of w: the low nibble of byte b to out[lo+b],
+// the high one to out[hi+b].
+func fp4WordCodes(k *dsl.Kernel, w dsl.Value, out []dsl.Value, lo, hi int) {
+	for b := 0; b < 4; b++ {
+		out[lo+b] = fp4Code(k, w, 8*b)
+		out[hi+b] = fp4Code(k, w, 8*b+4)
+	}
+}
+
+// unitMXFP4: the block's one unit, one group of 32. The 17 bytes at off (any alignment) always
+// lie in the five words from off/4; they are loaded once, e is their byte off and qs[4i..4i+3]
+// is word i joined from two of them. Value j is the low nibble of qs[j] (j < 16), the high one
+// of qs[j-16]. Scale: E8M0Half(e).
+func unitMXFP4(d *Decoder, off, _ dsl.Value) Unit {
+	k := d.K
+	base := off.Shr(2)
+	sh := off.And(3).Shl(3)
+	var l [5]dsl.Value
+	for i := range l {
+		l[i] = d.W.Word(base.Add(i))
+	}
+	up := sh.Xor(24) // 24 - sh: byte off+1+4i moves to bit 0
+	codes := make([]dsl.Value, 32)
+	for i := 0; i < 4; i++ {
+		q := l[i].Shr(sh).Shr(8).Or(l[i+1].Shl(up))
+		fp4WordCodes(k, q, codes, 4*i, 16+4*i)
+	}
+	return oneGroup(codes, E8M0Half(k, l[0].Shr(sh).And(0xff)), dsl.Value{}, false)
+}
+
+// unitNVFP4: unit u is sub-blocks 2u and 2u+1, the four aligned words of bytes 4+16u ..
+// 4+16u+15 (36-byte blocks are 4-aligned), and two groups of 16 with the scales
+// UE4M3Half(d[2u]) and UE4M3Half(d[2u+1]), both from the block's first word. Word i belongs to
+// group i>>1; its byte b holds value 4(i&1)+b of the group (low nibble) and value 8+4(i&1)+b
+// (high).
+func unitNVFP4(d *Decoder, off, u dsl.Value) Unit {
+	k := d.K
+	base := off.Shr(2)
+	sc := d.W.Word(base).Shr(u.Shl(4)) // d[2u] in bits 0..7, d[2u+1] in bits 8..15
+	codes := make([]dsl.Value, 32)
+	q := base.Add(1).Add(u.Shl(2))
+	for i := 0; i < 4; i++ {
+		o := 16*(i>>1) + 4*(i&1)
+		fp4WordCodes(k, d.W.Word(q.Add(i)), codes, o, o+8)
+	}
+	return Unit{Codes: codes, Groups: []Group{
+		{N: 16, Scale: UE4M3Half(k, sc.And(0xff))},
+		{N: 16, Scale: UE4M3Half(k, sc.Shr(8).And(0xff))},
+	}}
 }

@@ -35,15 +35,15 @@ func init() {
 		f  Format
 		in weightInputs
 	}{
-		{Format{Type: oracle.IQ2_XXS, Tables: []string{"iq2xxs_grid"}, Value: valueIQ2XXS}, d0},
-		{Format{Type: oracle.IQ2_XS, Tables: []string{"iq2xs_grid"}, Value: valueIQ2XS}, d0},
-		{Format{Type: oracle.IQ2_S, Tables: []string{"iq2s_grid"}, Value: valueIQ2S}, d0},
-		{Format{Type: oracle.IQ3_XXS, Tables: []string{"iq3xxs_grid"}, Value: valueIQ3XXS}, d0},
-		{Format{Type: oracle.IQ3_S, Tables: []string{"iq3s_grid"}, Value: valueIQ3S}, d0},
-		{Format{Type: oracle.IQ1_S, Tables: []string{"iq1s_grid"}, Value: valueIQ1S}, d0},
-		{Format{Type: oracle.IQ1_M, Tables: []string{"iq1s_grid"}, Value: valueIQ1M}, weightInputs{sample: iq1mSample, edges: iq1mEdges}},
-		{Format{Type: oracle.IQ4_NL, Tables: []string{"kvalues_iq4nl"}, Value: valueIQ4NL, DotQ8: dotIQ4NL}, d0},
-		{Format{Type: oracle.IQ4_XS, Tables: []string{"kvalues_iq4nl"}, Value: valueIQ4XS, DotQ8: dotIQ4XS}, d0},
+		{Format{Type: oracle.IQ2_XXS, Tables: []string{"iq2xxs_grid"}, Value: valueIQ2XXS, Unit: unitIQ2XXS}, d0},
+		{Format{Type: oracle.IQ2_XS, Tables: []string{"iq2xs_grid"}, Value: valueIQ2XS, Unit: unitIQ2XS}, d0},
+		{Format{Type: oracle.IQ2_S, Tables: []string{"iq2s_grid"}, Value: valueIQ2S, Unit: unitIQ2S}, d0},
+		{Format{Type: oracle.IQ3_XXS, Tables: []string{"iq3xxs_grid"}, Value: valueIQ3XXS, Unit: unitIQ3XXS}, d0},
+		{Format{Type: oracle.IQ3_S, Tables: []string{"iq3s_grid"}, Value: valueIQ3S, Unit: unitIQ3S}, d0},
+		{Format{Type: oracle.IQ1_S, Tables: []string{"iq1s_grid"}, Value: valueIQ1S, Unit: unitIQ1S}, d0},
+		{Format{Type: oracle.IQ1_M, Tables: []string{"iq1s_grid"}, Value: valueIQ1M, Unit: unitIQ1M}, weightInputs{sample: iq1mSample, edges: iq1mEdges}},
+		{Format{Type: oracle.IQ4_NL, Tables: []string{"kvalues_iq4nl"}, Value: valueIQ4NL, Unit: unitIQ4NL, DotQ8: dotIQ4NL}, d0},
+		{Format{Type: oracle.IQ4_XS, Tables: []string{"kvalues_iq4nl"}, Value: valueIQ4XS, Unit: unitIQ4XS, DotQ8: dotIQ4XS}, d0},
 	} {
 		RegisterFormat(x.f)
 		registerWeightCells(x.f, x.in)
@@ -324,4 +324,351 @@ func dotIQ4XS(d *Decoder, off dsl.Value, a Bytes, aoff dsl.Value) dsl.Value {
 	})
 	da := a.Word(aoff.Shr(2)).Bitcast(dsl.F32)
 	return acc.Get().F32().Mul(HalfToF32(k, w0.And(0xffff)).Mul(da))
+}
+
+// ---- float-path dot units (oracle/dot_units.go) ----
+//
+// Unit u of a 256-value type is its 32-value sub-block u; iq4_nl's block is its one unit. Each
+// decoder loads the unit's bytes as whole words (iqBlock.words: where the bytes straddle words,
+// a select on the block's alignment, tested once per block, joins the halves of two loaded
+// words), each grid entry once as table words (one word per 4 values), and decodes each
+// group's scale once. A code is the grid magnitude
+// (an exact f32 conversion) with the sign bit xor-ed in from the packed sign bits (ggml's
+// ksigns_iq2xs byte: the 7 stored bits and their parity, computed for all four 7-bit fields of
+// a word at once by window7); iq1's codes are grid + delta (an exact f32 add); iq4's are the
+// kvalues, picked by selects among the table's four words.
+
+// iqBlock is a block at byte offset off (even) of typeSize bytes, as the unit decoders read it.
+type iqBlock struct {
+	d        *Decoder
+	off      dsl.Value
+	typeSize int
+	last     dsl.Value // the word index of the block's last byte: no load goes past it
+	odd      dsl.Value // bool, off % 4 == 2 (blocks of a size that is not a multiple of 4)
+}
+
+func newIQBlock(d *Decoder, off dsl.Value, typeSize int) iqBlock {
+	b := iqBlock{d: d, off: off, typeSize: typeSize, last: off.Add(typeSize - 1).Shr(2)}
+	if typeSize%4 != 0 {
+		b.odd = off.And(2).Ne(0)
+	}
+	return b
+}
+
+// words returns n little-endian words of the block from byte off+rel: word i holds bytes
+// off+rel+4i .. off+rel+4i+3. rel is an even u32 value whose remainder mod 4 is rel4 (0 or 2),
+// known when the kernel is built, so the bytes straddle words exactly when off%4 + rel4 is 2:
+// then each word joins the halves of two loaded words (a select on the block's alignment).
+func (b iqBlock) words(rel dsl.Value, rel4, n int) []dsl.Value {
+	w := b.d.W
+	start := b.off.Add(rel)
+	base := start.Shr(2)
+	out := make([]dsl.Value, n)
+	if b.typeSize%4 == 0 && rel4 == 0 { // 4-aligned
+		for i := range out {
+			out[i] = w.Word(base.Add(i))
+		}
+		return out
+	}
+	lo := w.Word(base)
+	for i := range out {
+		hi := w.Word(base.Add(i + 1))
+		if i == n-1 {
+			// Unneeded (and perhaps past the block) when the bytes do not straddle.
+			hi = w.Word(base.Add(i + 1).Min(b.last))
+		}
+		joined := lo.Shr(16).Or(hi.Shl(16))
+		switch {
+		case b.typeSize%4 == 0: // rel4 == 2: always straddling
+			out[i] = joined
+		case rel4 == 0:
+			out[i] = b.d.K.Select(b.odd, joined, lo)
+		default:
+			out[i] = b.d.K.Select(b.odd, lo, joined)
+		}
+		lo = hi
+	}
+	return out
+}
+
+// byteAt returns byte i (0..3) of the word w, zero-extended.
+func byteAt(w dsl.Value, i int) dsl.Value {
+	switch i {
+	case 0:
+		return w.And(0xff)
+	case 3:
+		return w.Shr(24)
+	}
+	return w.Shr(8 * i).And(0xff)
+}
+
+// sbyteF32 returns byte i (0..3) of the word w, sign-extended, as f32.
+func sbyteF32(w dsl.Value, i int) dsl.Value {
+	if i < 3 {
+		w = w.Shl(24 - 8*i)
+	}
+	return w.Bitcast(dsl.I32).Shr(24).F32()
+}
+
+// signBit returns bit i of w moved to bit 31 (an f32 sign), every other bit clear.
+func signBit(w dsl.Value, i int) dsl.Value {
+	if i < 31 {
+		w = w.Shl(31 - i)
+	}
+	return w.And(0x80000000)
+}
+
+// window7 returns, in each bit i, the parity of bits i .. i+6 of w (bits past 31 count as 0):
+// at the start of a 7-bit sign index, the eighth sign bit of its ksigns_iq2xs byte.
+func window7(w dsl.Value) dsl.Value {
+	y1 := w.Xor(w.Shr(1))   // bits i, i+1
+	y2 := y1.Xor(y1.Shr(2)) // i .. i+3
+	return y2.Xor(y1.Shr(4)).Xor(w.Shr(6))
+}
+
+// gridCode returns byte i of the table word tw (a grid magnitude) as f32 with the sign bit sign
+// (0 or 0x80000000) xor-ed in: magnitude * ±1, exactly.
+func gridCode(tw dsl.Value, i int, sign dsl.Value) dsl.Value {
+	return byteAt(tw, i).F32().Bitcast(dsl.U32).Xor(sign).Bitcast(dsl.F32)
+}
+
+// gridEntry8 returns the two table words of entry idx (u32) of a grid of 8-byte entries.
+func gridEntry8(t Bytes, idx dsl.Value) [2]dsl.Value {
+	e := idx.Shl(1)
+	return [2]dsl.Value{t.Word(e), t.Word(e.Add(1))}
+}
+
+// iq2Signs returns the 8 sign bits (at bit 31) of the 7-bit sign index at bit p of w, the eighth
+// from par = window7(w).
+func iq2Signs(w, par dsl.Value, p int) [8]dsl.Value {
+	var s [8]dsl.Value
+	for j := 0; j < 7; j++ {
+		s[j] = signBit(w, p+j)
+	}
+	s[7] = signBit(par, p)
+	return s
+}
+
+// unitIQ2XXS reads bytes 2+8u .. 9+8u (two words: the four grid indices, then the word of four
+// 7-bit sign indices and the 4-bit scale) and d: one group of 32, db = (d*(0.5+s))*0.25.
+func unitIQ2XXS(d *Decoder, off, u dsl.Value) Unit {
+	w := newIQBlock(d, off, 66).words(u.Shl(3).Add(2), 2, 2)
+	aux := w[1]
+	db := iqHalfScale(d.W.F16(off), aux.Shr(28), 0.25)
+	par := window7(aux)
+	t := d.Table("iq2xxs_grid")
+	codes := make([]dsl.Value, 32)
+	for l := 0; l < 4; l++ {
+		g := gridEntry8(t, byteAt(w[0], l))
+		s := iq2Signs(aux, par, 7*l)
+		for j := 0; j < 8; j++ {
+			codes[8*l+j] = gridCode(g[j/4], j%4, s[j])
+		}
+	}
+	return Unit{Codes: codes, Groups: []Group{{N: 32, Scale: db}}}
+}
+
+// unitIQ2XS reads qs[4u .. 4u+3] (bytes 2+8u .. 9+8u, two words of two uint16: 9-bit grid index,
+// 7-bit sign index), scales[u] and d: two groups of 16, db = (d*(0.5+nibble))*0.25 with the low
+// nibble, then the high.
+func unitIQ2XS(d *Decoder, off, u dsl.Value) Unit {
+	w := newIQBlock(d, off, 74).words(u.Shl(3).Add(2), 2, 2)
+	dh := d.W.F16(off)
+	sc := d.W.U8(off.Add(66).Add(u))
+	t := d.Table("iq2xs_grid")
+	codes := make([]dsl.Value, 32)
+	for h := 0; h < 2; h++ {
+		par := window7(w[h])
+		for l := 0; l < 2; l++ {
+			q := w[h]
+			if l == 1 {
+				q = q.Shr(16)
+			}
+			g := gridEntry8(t, q.And(511))
+			s := iq2Signs(w[h], par, 16*l+9)
+			for j := 0; j < 8; j++ {
+				codes[16*h+8*l+j] = gridCode(g[j/4], j%4, s[j])
+			}
+		}
+	}
+	return Unit{Codes: codes, Groups: []Group{
+		{N: 16, Scale: iqHalfScale(dh, sc.And(15), 0.25)},
+		{N: 16, Scale: iqHalfScale(dh, sc.Shr(4), 0.25)},
+	}}
+}
+
+// unitIQ2S reads qs[4u .. 4u+3] (one word of grid index low bytes), signs[4u .. 4u+3] (one word:
+// bit m signs value m), qh[u] (two index bits per 8 values), scales[u] and d: two groups of 16,
+// db = (d*(0.5+nibble))*0.25 with the low nibble, then the high.
+func unitIQ2S(d *Decoder, off, u dsl.Value) Unit {
+	b := newIQBlock(d, off, 82)
+	qs := b.words(u.Shl(2).Add(2), 2, 1)[0]
+	sg := b.words(u.Shl(2).Add(34), 2, 1)[0]
+	qh := d.W.U8(off.Add(66).Add(u))
+	sc := d.W.U8(off.Add(74).Add(u))
+	dh := d.W.F16(off)
+	t := d.Table("iq2s_grid")
+	codes := make([]dsl.Value, 32)
+	for l := 0; l < 4; l++ {
+		g := gridEntry8(t, byteAt(qs, l).Or(qh.Shl(8-2*l).And(0x300)))
+		for j := 0; j < 8; j++ {
+			codes[8*l+j] = gridCode(g[j/4], j%4, signBit(sg, 8*l+j))
+		}
+	}
+	return Unit{Codes: codes, Groups: []Group{
+		{N: 16, Scale: iqHalfScale(dh, sc.And(15), 0.25)},
+		{N: 16, Scale: iqHalfScale(dh, sc.Shr(4), 0.25)},
+	}}
+}
+
+// unitIQ3XXS reads qs[8u .. 8u+7] (two words: eight grid indices, one per 4 values), the
+// scales-and-signs word u (bytes 66+4u ..: four 7-bit sign indices, a 4-bit scale) and d: one
+// group of 32, db = (d*(0.5+s))*0.5.
+func unitIQ3XXS(d *Decoder, off, u dsl.Value) Unit {
+	b := newIQBlock(d, off, 98)
+	qs := b.words(u.Shl(3).Add(2), 2, 2)
+	aux := b.words(u.Shl(2).Add(66), 2, 1)[0]
+	db := iqHalfScale(d.W.F16(off), aux.Shr(28), 0.5)
+	par := window7(aux)
+	t := d.Table("iq3xxs_grid")
+	codes := make([]dsl.Value, 32)
+	for l := 0; l < 4; l++ {
+		s := iq2Signs(aux, par, 7*l)
+		for h := 0; h < 2; h++ {
+			g := t.Word(byteAt(qs[l/2], 2*(l%2)+h))
+			for j := 0; j < 4; j++ {
+				codes[8*l+4*h+j] = gridCode(g, j, s[4*h+j])
+			}
+		}
+	}
+	return Unit{Codes: codes, Groups: []Group{{N: 32, Scale: db}}}
+}
+
+// unitIQ3S reads qs[8u .. 8u+7] (two words: eight grid index low bytes), qh[u] (bit m: the ninth
+// index bit of grid entry m), signs[4u .. 4u+3] (one word: bit m signs value m), the nibble u%2
+// of scales[u/2] and d: one group of 32, db = d*(1+2*nibble).
+func unitIQ3S(d *Decoder, off, u dsl.Value) Unit {
+	b := newIQBlock(d, off, 110)
+	qs := b.words(u.Shl(3).Add(2), 2, 2)
+	sg := b.words(u.Shl(2).Add(74), 2, 1)[0]
+	qh := d.W.U8(off.Add(66).Add(u))
+	sc := d.W.U8(off.Add(106).Add(u.Shr(1))).Shr(u.And(1).Shl(2)).And(15)
+	db := d.W.F16(off).Mul(sc.Shl(1).Add(1).F32())
+	t := d.Table("iq3s_grid")
+	codes := make([]dsl.Value, 32)
+	for m := 0; m < 8; m++ {
+		g := t.Word(byteAt(qs[m/4], m%4).Or(qh.Shl(8 - m).And(256)))
+		for j := 0; j < 4; j++ {
+			codes[4*m+j] = gridCode(g, j, signBit(sg, 4*m+j))
+		}
+	}
+	return Unit{Codes: codes, Groups: []Group{{N: 32, Scale: db}}}
+}
+
+// iq1Codes appends the 8 codes of iq1s_grid entry idx (int8 -1, 0, 1) plus delta (f32 ±1/8).
+func iq1Codes(codes []dsl.Value, t Bytes, idx, delta dsl.Value) []dsl.Value {
+	g := gridEntry8(t, idx)
+	for j := 0; j < 8; j++ {
+		codes = append(codes, sbyteF32(g[j/4], j%4).Add(delta))
+	}
+	return codes
+}
+
+// unitIQ1S reads qs[4u .. 4u+3] (one word of grid index low bytes), qh[u] (the uint16 at
+// 34+2u: four 3-bit index tops, a 3-bit scale, the delta sign) and d: one group of 32,
+// dl = d*(2*s+1), codes grid + delta.
+func unitIQ1S(d *Decoder, off, u dsl.Value) Unit {
+	qs := newIQBlock(d, off, 50).words(u.Shl(2).Add(2), 2, 1)[0]
+	qh := d.W.U16(off.Add(34).Add(u.Shl(1)))
+	dl := d.W.F16(off).Mul(qh.Shr(12).And(7).Shl(1).Add(1).F32())
+	delta := iqDelta(qh.Shr(15))
+	t := d.Table("iq1s_grid")
+	codes := make([]dsl.Value, 0, 32)
+	for l := 0; l < 4; l++ {
+		var hi dsl.Value
+		if l < 3 {
+			hi = qh.Shl(8 - 3*l)
+		} else {
+			hi = qh.Shr(1)
+		}
+		codes = iq1Codes(codes, t, byteAt(qs, l).Or(hi.And(0x700)), delta)
+	}
+	return Unit{Codes: codes, Groups: []Group{{N: 32, Scale: dl}}}
+}
+
+// unitIQ1M reads (the block is 4-aligned) qs[4u .. 4u+3] (one word of grid index low bytes),
+// qh[2u .. 2u+1] (half of a word: per 8 values a 3-bit index top and a delta sign) and both
+// scale words (the f16 d in the four top nibbles; the two 3-bit scales of sub-block u): two
+// groups of 16, dl = d*(2*s+1) with the first scale, then the second; codes grid + delta.
+func unitIQ1M(d *Decoder, off, u dsl.Value) Unit {
+	k, w := d.K, d.W
+	base := off.Shr(2)
+	qs := w.Word(base.Add(u))
+	qh := w.Word(base.Add(8).Add(u.Shr(1))).Shr(u.And(1).Shl(4)) // bits 0-15: qh[2u], qh[2u+1]
+	w0, w1 := w.Word(base.Add(12)), w.Word(base.Add(13))
+	h := w0.Shr(12).And(0xf).Or(w0.Shr(24).And(0xf0)).Or(w1.Shr(4).And(0xf00)).Or(w1.Shr(16).And(0xf000))
+	dh := HalfToF32(k, h)
+	// Scale word u/2 is half (u/2)%2 of w0 (u < 4) or w1; sub-block u's scales sit at bit 6*(u%2).
+	sc := k.Select(u.Ge(4), w1, w0).Shr(u.And(2).Shl(3).Add(u.And(1).Mul(6)))
+	dl1 := dh.Mul(sc.And(7).Shl(1).Add(1).F32())
+	dl2 := dh.Mul(sc.Shr(3).And(7).Shl(1).Add(1).F32())
+	t := d.Table("iq1s_grid")
+	codes := make([]dsl.Value, 0, 32)
+	for l := 0; l < 4; l++ {
+		hi := qh // the index top at bits 4l .. 4l+2, to bits 8 .. 10
+		switch l {
+		case 0, 1:
+			hi = qh.Shl(8 - 4*l)
+		case 3:
+			hi = qh.Shr(4)
+		}
+		delta := qh.Shl(28 - 4*l).And(0x80000000).Or(0x3e000000).Bitcast(dsl.F32) // ±0.125
+		codes = iq1Codes(codes, t, byteAt(qs, l).Or(hi.And(0x700)), delta)
+	}
+	return Unit{Codes: codes, Groups: []Group{{N: 16, Scale: dl1}, {N: 16, Scale: dl2}}}
+}
+
+// kvCode returns the kvalue of the nibble at bit p (a multiple of 4) of q, as f32: selects
+// among the table's four words, then the sign-extended byte.
+func kvCode(k *dsl.Kernel, t kv16, q dsl.Value, p int) dsl.Value {
+	hi := q.And(uint32(8) << p).Ne(0)
+	mid := q.And(uint32(4) << p).Ne(0)
+	w := k.Select(hi, k.Select(mid, t[3], t[2]), k.Select(mid, t[1], t[0]))
+	var sh dsl.Value // 8 * (the nibble's low two bits)
+	if p == 0 {
+		sh = q.Shl(3).And(0x18)
+	} else {
+		sh = q.Shr(p - 3).And(0x18)
+	}
+	return w.Shl(sh.Xor(24)).Bitcast(dsl.I32).Shr(24).F32()
+}
+
+// iq4Codes returns the kvalues of the 32 nibbles of four words (the low nibbles are values
+// 0..15, the high ones 16..31).
+func iq4Codes(k *dsl.Kernel, t kv16, qs []dsl.Value) []dsl.Value {
+	codes := make([]dsl.Value, 32)
+	for j := 0; j < 16; j++ {
+		codes[j] = kvCode(k, t, qs[j/4], 8*(j%4))
+		codes[j+16] = kvCode(k, t, qs[j/4], 8*(j%4)+4)
+	}
+	return codes
+}
+
+// unitIQ4NL reads the whole block (d, then qs[16] as four words): one group of 32, scale d.
+func unitIQ4NL(d *Decoder, off, _ dsl.Value) Unit {
+	qs := blockWords(d.W, off, 2, 4, 18)
+	codes := iq4Codes(d.K, loadKV16(d.Table("kvalues_iq4nl")), qs)
+	return Unit{Codes: codes, Groups: []Group{{N: 32, Scale: d.W.F16(off)}}}
+}
+
+// unitIQ4XS reads (the block is 4-aligned) the head words (d, scales_h, scales_l) and
+// qs[16u .. 16u+15] (four words): one group of 32, dl = d*(ls-32).
+func unitIQ4XS(d *Decoder, off, u dsl.Value) Unit {
+	w := d.W
+	w0, w1 := iq4xsHead(w, off)
+	dl := HalfToF32(d.K, w0.And(0xffff)).Mul(iq4xsScale(w0, w1, u).F32())
+	qb := off.Shr(2).Add(2).Add(u.Shl(2))
+	qs := []dsl.Value{w.Word(qb), w.Word(qb.Add(1)), w.Word(qb.Add(2)), w.Word(qb.Add(3))}
+	codes := iq4Codes(d.K, loadKV16(d.Table("kvalues_iq4nl")), qs)
+	return Unit{Codes: codes, Groups: []Group{{N: 32, Scale: dl}}}
 }

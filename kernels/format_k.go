@@ -19,12 +19,12 @@ func init() {
 		f  Format
 		in weightInputs
 	}{
-		{Format{Type: oracle.Q2_K, Value: valueQ2_K, DotQ8: dotQ2_K}, weightInputs{halves: []int{80, 82}}},
-		{Format{Type: oracle.Q3_K, Value: valueQ3_K, DotQ8: dotQ3_K}, weightInputs{halves: []int{108}}},
-		{Format{Type: oracle.Q4_K, Value: valueQ4_K, DotQ8: dotQ4_K}, weightInputs{halves: []int{0, 2}}},
-		{Format{Type: oracle.Q5_K, Value: valueQ5_K, DotQ8: dotQ5_K}, weightInputs{halves: []int{0, 2}}},
-		{Format{Type: oracle.Q6_K, Value: valueQ6_K, DotQ8: dotQ6_K}, weightInputs{halves: []int{208}}},
-		{Format{Type: oracle.Q8_K, Value: valueQ8_K}, weightInputs{floats: []int{0}}},
+		{Format{Type: oracle.Q2_K, Value: valueQ2_K, Unit: unitQ2_K, DotQ8: dotQ2_K}, weightInputs{halves: []int{80, 82}}},
+		{Format{Type: oracle.Q3_K, Value: valueQ3_K, Unit: unitQ3_K, DotQ8: dotQ3_K}, weightInputs{halves: []int{108}}},
+		{Format{Type: oracle.Q4_K, Value: valueQ4_K, Unit: unitQ4_K, DotQ8: dotQ4_K}, weightInputs{halves: []int{0, 2}}},
+		{Format{Type: oracle.Q5_K, Value: valueQ5_K, Unit: unitQ5_K, DotQ8: dotQ5_K}, weightInputs{halves: []int{0, 2}}},
+		{Format{Type: oracle.Q6_K, Value: valueQ6_K, Unit: unitQ6_K, DotQ8: dotQ6_K}, weightInputs{halves: []int{208}}},
+		{Format{Type: oracle.Q8_K, Value: valueQ8_K, Unit: unitQ8_K}, weightInputs{floats: []int{0}}},
 	} {
 		RegisterFormat(x.f)
 		registerWeightCells(x.f, x.in)
@@ -252,4 +252,179 @@ func dotQ6_K(d *Decoder, off dsl.Value, a Bytes, aoff dsl.Value) dsl.Value {
 		s = imulAdd(s, sc, sqa)
 	}
 	return partialTerm(s, blockHalf(k, ws, 208), q8KScale(a, aoff))
+}
+
+// ---- float-path dot units (oracle/dot_units.go) ----
+//
+// A block is 8 units of 32 values; u (0..7) is a u32 value. Each decoder loads the unit's code
+// bytes as whole words, builds each value's code in its own byte of those words with word-wide
+// shifts and masks (the fields of four values at once), then takes the bytes out as f32 codes;
+// each group's scale (and min) is decoded once from one or two words. The scales and mins are
+// the dequantizer's rounded products (d*float(sc), dmin*float(m)); a min is negated, since the
+// dequantizer's x - ml is exactly x + (-ml).
+
+// kUnitWords returns n little-endian words of the block at off starting at its byte at (a u32
+// value, a multiple of 4): word i holds block bytes at+4i .. at+4i+3. For type sizes that are a
+// multiple of 4 these are n aligned loads; otherwise (q3_K, q6_K: off is 2 mod 4 for odd blocks)
+// n+1 loads joined in halves where off is 2 mod 4. It never loads past the word that holds the
+// block's last byte.
+func kUnitWords(b Bytes, off, at dsl.Value, n, typeSize int) []dsl.Value {
+	out := make([]dsl.Value, n)
+	base := off.Add(at).Shr(2)
+	if typeSize%4 == 0 { // off is a multiple of 4
+		for i := range out {
+			out[i] = b.Word(base.Add(i))
+		}
+		return out
+	}
+	odd := off.And(2).Ne(0)
+	last := off.Add(typeSize - 1).Shr(2)
+	lo := b.Word(base)
+	for i := range out {
+		next := base.Add(i + 1)
+		if i == n-1 {
+			next = next.Min(last) // only the last one can lie past the block (when off is aligned)
+		}
+		hi := b.Word(next)
+		out[i] = b.k.Select(odd, lo.Shr(16).Or(hi.Shl(16)), lo)
+		lo = hi
+	}
+	return out
+}
+
+// kFieldCodes returns the bytes of the words (each a value's field, below 256), in byte order,
+// minus bias, as f32.
+func kFieldCodes(words []dsl.Value, bias int32) []dsl.Value {
+	out := make([]dsl.Value, 4*len(words))
+	for j := range out {
+		w := words[j/4]
+		var b dsl.Value
+		switch j % 4 {
+		case 0:
+			b = w.And(0xff)
+		case 3:
+			b = w.Shr(24)
+		default:
+			b = w.Shr(8 * (j % 4)).And(0xff)
+		}
+		if bias != 0 {
+			b = b.Bitcast(dsl.I32).Sub(bias)
+		}
+		out[j] = b.F32()
+	}
+	return out
+}
+
+// q2_K (84-byte blocks, off a multiple of 4): unit u reads the 8 words of qs[32*(u/4) .. +31]
+// (block bytes 16+32*(u/4) ..) and takes their 2-bit field u%4; its scale bytes 2u and 2u+1
+// (one word) and d, dmin (word 20). Two groups of 16: s = d*float(sc&15), m = -(dmin*float(sc>>4)).
+func unitQ2_K(d *Decoder, off, u dsl.Value) Unit {
+	k := d.K
+	base := off.Shr(2)
+	q := kUnitWords(d.W, off, u.Shr(2).Shl(5).Add(16), 8, 84)
+	shift := u.And(3).Shl(1)
+	for i := range q {
+		q[i] = q[i].Shr(shift).And(0x03030303)
+	}
+	sc := d.W.Word(base.Add(u.Shr(1))).Shr(u.And(1).Shl(4)) // scale byte 2u in bits 0..7, 2u+1 in 8..15
+	dm := d.W.Word(base.Add(20))
+	dd, dmin := HalfToF32(k, dm), HalfToF32(k, dm.Shr(16))
+	groups := make([]Group, 2)
+	for h := range groups {
+		b := sc.Shr(8 * h)
+		groups[h] = Group{N: 16, Scale: dd.Mul(b.And(15).F32()), Min: dmin.Mul(b.Shr(4).And(15).F32()).Neg(), HasMin: true}
+	}
+	return Unit{Codes: kFieldCodes(q, 0), Groups: groups}
+}
+
+// q3_K (110-byte blocks): unit u reads the 8 words of hmask[0..31] (block bytes 0..31, bit u is
+// each value's third bit) and of qs[32*(u/4) .. +31] (block bytes 32+32*(u/4) .., 2-bit field
+// u%4); code = field | bit<<2, minus 4. Two groups of 16 with the 6-bit scales 2u and 2u+1: the
+// nibbles in bytes 96+2*(u%4), +1 (low for u < 4, high otherwise) and the 2-bit fields u/2 of
+// bytes 104+2*(u%2), +1; s = d*float(scale-32), d at byte 108.
+func unitQ3_K(d *Decoder, off, u dsl.Value) Unit {
+	hm := blockWords(d.W, off, 0, 8, 110)
+	q := kUnitWords(d.W, off, u.Shr(2).Shl(5).Add(32), 8, 110)
+	shift := u.And(3).Shl(1)
+	for i := range q {
+		q[i] = q[i].Shr(shift).And(0x03030303).Or(hm[i].Shr(u).And(0x01010101).Shl(2))
+	}
+	lo := d.W.U16(off.Add(96).Add(u.And(3).Shl(1))).Shr(u.Shr(2).Shl(2))
+	hi := d.W.U16(off.Add(104).Add(u.And(1).Shl(1))).Shr(u.Shr(1).Shl(1))
+	dAll := d.W.F16(off.Add(108))
+	groups := make([]Group, 2)
+	for h := range groups {
+		scale := lo.Shr(8 * h).And(15).Or(hi.Shr(8 * h).And(3).Shl(4)).Bitcast(dsl.I32).Sub(32)
+		groups[h] = Group{N: 16, Scale: dAll.Mul(scale.F32())}
+	}
+	return Unit{Codes: kFieldCodes(q, 4), Groups: groups}
+}
+
+// unitK45 is q4_K (qh 0) and q5_K: unit u is sub-block u, the nibbles u%2 (low for even u) of
+// the 8 words at block byte ql+32*(u/2), for q5_K with bit u of the 8 words at byte qh as the
+// fifth bit. One group: the 6-bit scale and min u (get_scale_min_k4) from the scale words 1..3
+// (bytes u%4, u%4+4, u%4+8 of the 12 scale bytes), s = d*float(sc), m = -(dmin*float(m)), d and
+// dmin in word 0.
+func unitK45(d *Decoder, off, u dsl.Value, typeSize, qh, ql int) Unit {
+	k := d.K
+	base := off.Shr(2) // typeSize is a multiple of 4
+	q := kUnitWords(d.W, off, u.Shr(1).Shl(5).Add(ql), 8, typeSize)
+	shift := u.And(1).Shl(2)
+	var h []dsl.Value
+	if qh > 0 {
+		h = blockWords(d.W, off, qh, 8, typeSize)
+	}
+	for i := range q {
+		q[i] = q[i].Shr(shift).And(0x0f0f0f0f)
+		if qh > 0 {
+			q[i] = q[i].Or(h[i].Shr(u).And(0x01010101).Shl(4))
+		}
+	}
+	sh := u.And(3).Shl(3)
+	a := d.W.Word(base.Add(1)).Shr(sh) // scale byte u%4
+	b := d.W.Word(base.Add(2)).Shr(sh) // u%4 + 4
+	c := d.W.Word(base.Add(3)).Shr(sh) // u%4 + 8
+	low := u.Lt(4)
+	sc := k.Select(low, a.And(63), c.And(15).Or(a.Shr(6).And(3).Shl(4)))
+	mn := k.Select(low, b.And(63), c.Shr(4).And(15).Or(b.Shr(6).And(3).Shl(4)))
+	dm := d.W.Word(base)
+	s := HalfToF32(k, dm).Mul(sc.F32())
+	m := HalfToF32(k, dm.Shr(16)).Mul(mn.F32()).Neg()
+	return oneGroup(kFieldCodes(q, 0), s, m, true)
+}
+
+// q4_K: d, dmin, scales[12], qs[128] (nibbles at byte 16).
+func unitQ4_K(d *Decoder, off, u dsl.Value) Unit { return unitK45(d, off, u, 144, 0, 16) }
+
+// q5_K: d, dmin, scales[12], qh[32] (byte 16), qs[128] (nibbles at byte 48).
+func unitQ5_K(d *Decoder, off, u dsl.Value) Unit { return unitK45(d, off, u, 176, 16, 48) }
+
+// q6_K (210-byte blocks): unit u (half n = u/4, part p = u%4) reads the 8 words of
+// ql[64n+32*(p%2) .. +31] (block bytes from 64n+32*(p%2), nibble p/2) and of qh[32n .. +31]
+// (block bytes 128+32n .., 2-bit field p); code = nibble | field<<4, minus 32. Two groups of 16
+// with the int8 scales at bytes 192+2u and 193+2u (one 16-bit load): s = d*float(sc), d at 208.
+func unitQ6_K(d *Decoder, off, u dsl.Value) Unit {
+	n, p := u.Shr(2), u.And(3)
+	ql := kUnitWords(d.W, off, n.Shl(6).Add(p.And(1).Shl(5)), 8, 210)
+	qh := kUnitWords(d.W, off, n.Shl(5).Add(128), 8, 210)
+	lsh, hsh := p.Shr(1).Shl(2), p.Shl(1)
+	q := make([]dsl.Value, 8)
+	for i := range q {
+		q[i] = ql[i].Shr(lsh).And(0x0f0f0f0f).Or(qh[i].Shr(hsh).And(0x03030303).Shl(4))
+	}
+	sc := d.W.U16(off.Add(192).Add(u.Shl(1)))
+	dd := d.W.F16(off.Add(208))
+	groups := make([]Group, 2)
+	for h := range groups {
+		s := sc.Shl(24 - 8*h).Bitcast(dsl.I32).Shr(24)
+		groups[h] = Group{N: 16, Scale: dd.Mul(s.F32())}
+	}
+	return Unit{Codes: kFieldCodes(q, 32), Groups: groups}
+}
+
+// q8_K (292-byte blocks, off a multiple of 4): unit u reads the 8 words of qs[32u .. +31] (block
+// bytes 4+32u ..), signed bytes; one group, s = d (the f32 in word 0).
+func unitQ8_K(d *Decoder, off, u dsl.Value) Unit {
+	qs := kUnitWords(d.W, off, u.Shl(5).Add(4), 8, 292)
+	return oneGroup(byteCodes(qs), d.W.Word(off.Shr(2)).Bitcast(dsl.F32), dsl.Value{}, false)
 }

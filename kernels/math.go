@@ -6,7 +6,7 @@ import (
 	"github.com/onesource-go/onesource/dsl"
 )
 
-// This file is the DSL twin of oracle/math.go, the portable math library (DESIGN.md contract 3).
+// This file is the DSL twin of oracle/math.go, the portable math library (numeric rule 3 in package oracle).
 // Every function performs the oracle function's op sequence step for step: the same float32
 // constants, the same order of every rounded + - * / and sqrt (never contracted into an FMA: the
 // lowering marks every float operation NoContraction), and the same integer/bit steps (Bitcast,

@@ -98,7 +98,7 @@ func binaryCases(s Schedule, seed int64, ref func(dst, a, b []float32) error) ([
 			groups[0] = uint32(sz.groups)
 		}
 		out = append(out, Case{
-			Name:    fmt.Sprintf("n%d_nb%d_g%d", sz.n, nb, groups[0]),
+			Name:    elemCaseName(fmt.Sprintf("n%d_nb%d", sz.n, nb), sz.groups),
 			Buffers: [][]byte{f32Bytes(a), f32Bytes(b), make([]byte, 4*sz.n)},
 			Params:  []uint32{uint32(sz.n), uint32(nb)},
 			Groups:  groups,
@@ -125,7 +125,7 @@ func swigluCases(s Schedule) ([]Case, error) {
 			groups[0] = uint32(sz.groups)
 		}
 		out = append(out, Case{
-			Name:    fmt.Sprintf("n%d_g%d", sz.n, groups[0]),
+			Name:    elemCaseName(fmt.Sprintf("n%d", sz.n), sz.groups),
 			Buffers: [][]byte{f32Bytes(x), f32Bytes(g), make([]byte, 4*sz.n)},
 			Params:  []uint32{uint32(sz.n)},
 			Groups:  groups,

@@ -72,6 +72,16 @@ func elemSizes() []struct {
 	}{{1, 0}, {5, 0}, {255, 0}, {256, 0}, {775, 0}, {1000, 0}, {2563, 2}}
 }
 
+// elemCaseName names an element-wise case: its sizes, and the fixed workgroup count when the
+// case dispatches fewer workgroups than the elements need (the name is the same at every
+// schedule).
+func elemCaseName(sizes string, groups int) string {
+	if groups > 0 {
+		return fmt.Sprintf("%s_g%d", sizes, groups)
+	}
+	return sizes
+}
+
 // elemValues returns n inputs: the special values first (±0, ±Inf, NaN, the subnormal extremes,
 // ±max, and the arguments where Exp overflows or underflows), then N(0,1) times powers of ten,
 // then uniform values in [-20, 20] and over the whole float32 range.
@@ -118,7 +128,7 @@ func unaryCases(s Schedule, seed int64, scalars int, ref func(dst, x []float32, 
 			groups[0] = uint32(sz.groups)
 		}
 		out = append(out, Case{
-			Name:    fmt.Sprintf("n%d_g%d", sz.n, groups[0]),
+			Name:    elemCaseName(fmt.Sprintf("n%d", sz.n), sz.groups),
 			Buffers: [][]byte{f32Bytes(x), make([]byte, 4*sz.n)},
 			Params:  params,
 			Groups:  groups,

@@ -2,7 +2,7 @@ package oracle
 
 import "math"
 
-// This file is the portable math library (DESIGN.md contract 3). Every function is a fixed
+// This file is the portable math library (numeric rule 3 in the package doc). Every function is a fixed
 // sequence of float32 operations: + - * / and sqrt, each rounded to nearest even (contract 2), no
 // fused multiply-add (contract 1: every a*b+c is two roundings), plus comparisons, selects and the
 // integer/bit operations written out below (reading and building the exponent field of a float32).

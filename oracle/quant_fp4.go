@@ -96,3 +96,40 @@ func init() {
 	quantizers[MXFP4] = quantMXFP4
 	quantizers[NVFP4] = quantNVFP4
 }
+
+// ---- float-path dot units (dot_units.go) ----
+//
+// The codes are the codebook values float32(kvalues_fp4[q]) (the doubled E2M1 values) and the
+// scales the half scales Dequantize multiplies them by.
+//
+//	mxfp4 one unit, one group of 32: s = E8M0ToF32Half(e); value j from the low (j < 16) or
+//	      high nibble of qs[j&15]
+//	nvfp4 unit u covers sub-blocks 2u and 2u+1 (bytes 4+16u .. 4+16u+15): two groups of 16,
+//	      s = UE4M3ToF32Half(d[2u]) and UE4M3ToF32Half(d[2u+1])
+
+func init() {
+	unitDecoders[MXFP4] = unitMXFP4
+	unitDecoders[NVFP4] = unitNVFP4
+}
+
+func unitMXFP4(blk []byte, _ int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	qs := blk[1:17]
+	for j := 0; j < 16; j++ {
+		c[j] = float32(tblFP4[qs[j]&0xf])
+		c[j+16] = float32(tblFP4[qs[j]>>4])
+	}
+	return append(g, unitGroup{n: 32, s: E8M0ToF32Half(blk[0])})
+}
+
+func unitNVFP4(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	for h := 0; h < 2; h++ {
+		s := 2*u + h
+		qs := blk[4+8*s : 4+8*s+8]
+		for j := 0; j < 8; j++ {
+			c[16*h+j] = float32(tblFP4[qs[j]&0xf])
+			c[16*h+j+8] = float32(tblFP4[qs[j]>>4])
+		}
+		g = append(g, unitGroup{n: 16, s: UE4M3ToF32Half(blk[s])})
+	}
+	return g
+}

@@ -487,3 +487,170 @@ func init() {
 	weightedQuantizers[IQ4_NL] = quantIQ4_NLW
 	weightedQuantizers[IQ4_XS] = quantIQ4_XSW
 }
+
+// ---- float-path dot units (dot_units.go) ----
+//
+// Unit u of a 256-value type is its 32-value sub-block ib = u; iq4_nl's block is its one unit.
+// The codes are the grid values with their signs folded in (db*grid*(-1) = db*(-grid) exactly),
+// the grid values plus the delta for iq1_s and iq1_m, the kvalues for iq4. Groups: one of 32
+// where the format has one scale per 32 values (iq2_xxs, iq3_xxs, iq3_s, iq1_s, iq4_nl,
+// iq4_xs), two of 16 where it has one per 16 (iq2_xs, iq2_s, iq1_m). The scales are the
+// dequantizers' own expressions.
+
+func init() {
+	unitDecoders[IQ2_XXS] = unitIQ2_XXS
+	unitDecoders[IQ2_XS] = unitIQ2_XS
+	unitDecoders[IQ2_S] = unitIQ2_S
+	unitDecoders[IQ3_XXS] = unitIQ3_XXS
+	unitDecoders[IQ3_S] = unitIQ3_S
+	unitDecoders[IQ1_S] = unitIQ1_S
+	unitDecoders[IQ1_M] = unitIQ1_M
+	unitDecoders[IQ4_NL] = unitIQ4_NL
+	unitDecoders[IQ4_XS] = unitIQ4_XS
+}
+
+// signedGrid writes the n grid magnitudes of grid, signed by the bits of signs (bit j set:
+// negative), to c.
+func signedGrid(c []float32, grid []byte, signs uint8, n int) {
+	for j := 0; j < n; j++ {
+		c[j] = float32(grid[j]) * signOf(signs, j)
+	}
+}
+
+// iq2_xxs: bytes 2+8u .. 9+8u (4 grid bytes, then scale and signs); one group of 32.
+func unitIQ2_XXS(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	d := halfAt(blk)
+	q := blk[2+8*u : 2+8*u+8]
+	aux1 := le32(q[4:])
+	db := float32(d*(0.5+float32(aux1>>28))) * 0.25
+	for l := 0; l < 4; l++ {
+		signedGrid(c[8*l:], iq2xxsGrid[8*int(q[l]):], ksignsIQ2XS[(aux1>>uint(7*l))&127], 8)
+	}
+	return append(g, unitGroup{n: 32, s: db})
+}
+
+// iq2_xs: qs[4u .. 4u+3] (bytes 2+8u .. 9+8u), scales[u]; two groups of 16.
+func unitIQ2_XS(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	d := halfAt(blk)
+	sc := blk[66+u]
+	for l := 0; l < 4; l++ {
+		q := le16(blk[2+2*(4*u+l):])
+		signedGrid(c[8*l:], iq2xsGrid[8*int(q&511):], ksignsIQ2XS[q>>9], 8)
+	}
+	return append(g,
+		unitGroup{n: 16, s: float32(d*(0.5+float32(sc&0xf))) * 0.25},
+		unitGroup{n: 16, s: float32(d*(0.5+float32(sc>>4))) * 0.25})
+}
+
+// iq2_s: qs[4u .. 4u+3], signs[4u .. 4u+3], qh[u], scales[u]; two groups of 16.
+func unitIQ2_S(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	d := halfAt(blk)
+	qs, signs := blk[2+4*u:], blk[34+4*u:]
+	qh, sc := blk[66+u], blk[74+u]
+	for l := 0; l < 4; l++ {
+		idx := int(qs[l]) | (int(qh)<<uint(8-2*l))&0x300
+		signedGrid(c[8*l:], iq2sGrid[8*idx:], signs[l], 8)
+	}
+	return append(g,
+		unitGroup{n: 16, s: float32(d*(0.5+float32(sc&0xf))) * 0.25},
+		unitGroup{n: 16, s: float32(d*(0.5+float32(sc>>4))) * 0.25})
+}
+
+// iq3_xxs: qs[8u .. 8u+7] (bytes 2+8u ..), scales_and_signs word u (bytes 66+4u ..); one group.
+func unitIQ3_XXS(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	d := halfAt(blk)
+	qs := blk[2+8*u:]
+	aux := le32(blk[66+4*u:])
+	db := float32(d*(0.5+float32(aux>>28))) * 0.5
+	for l := 0; l < 4; l++ {
+		signs := ksignsIQ2XS[(aux>>uint(7*l))&127]
+		signedGrid(c[8*l:], iq3xxsGrid[4*int(qs[2*l]):], signs, 4)
+		signedGrid(c[8*l+4:], iq3xxsGrid[4*int(qs[2*l+1]):], signs>>4, 4)
+	}
+	return append(g, unitGroup{n: 32, s: db})
+}
+
+// iq3_s: qs[8u .. 8u+7], qh[u], signs[4u .. 4u+3], nibble u%2 of scales[u/2]; one group.
+func unitIQ3_S(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	d := halfAt(blk)
+	qs, signs := blk[2+8*u:], blk[74+4*u:]
+	hb := int(blk[66+u])
+	db := d * float32(1+2*int32((blk[106+u/2]>>uint(4*(u%2)))&0xf))
+	for l := 0; l < 4; l++ {
+		g1 := iq3sGrid[4*(int(qs[2*l])|(hb<<uint(8-2*l))&256):]
+		g2 := iq3sGrid[4*(int(qs[2*l+1])|(hb<<uint(7-2*l))&256):]
+		signedGrid(c[8*l:], g1, signs[l], 4)
+		signedGrid(c[8*l+4:], g2, signs[l]>>4, 4)
+	}
+	return append(g, unitGroup{n: 32, s: db})
+}
+
+// iq1Codes writes the 8 values of iq1s_grid entry idx plus delta to c (exact: -1, 0 or 1 plus
+// ±1/8).
+func iq1Codes(c []float32, idx int, delta float32) {
+	grid := iq1sGrid[8*idx:]
+	for j := 0; j < 8; j++ {
+		c[j] = float32(int8(grid[j])) + delta
+	}
+}
+
+// iq1_s: qs[4u .. 4u+3], qh[u] (uint16: index bits, scale, delta sign); one group.
+func unitIQ1_S(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	d := halfAt(blk)
+	qs := blk[2+4*u:]
+	qh := le16(blk[34+2*u:])
+	dl := d * float32(2*int32((qh>>12)&7)+1)
+	delta := iq1sDelta
+	if qh&0x8000 != 0 {
+		delta = -iq1sDelta
+	}
+	for l := 0; l < 4; l++ {
+		iq1Codes(c[8*l:], int(qs[l])|int((qh>>uint(3*l))&7)<<8, delta)
+	}
+	return append(g, unitGroup{n: 32, s: dl})
+}
+
+// iq1_m: qs[4u .. 4u+3], qh[2u .. 2u+1], the 3-bit scales u of scales word u/2 and the f16
+// scale from all four scale words; two groups of 16.
+func unitIQ1_M(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	scales := blk[48:56]
+	d := iq1MScale(scales)
+	sc := le16(scales[2*(u/2):])
+	dl1 := d * float32(2*int32((sc>>uint(6*(u%2)+0))&7)+1)
+	dl2 := d * float32(2*int32((sc>>uint(6*(u%2)+3))&7)+1)
+	qs := blk[4*u:]
+	qh := blk[32+2*u:]
+	for l := 0; l < 4; l++ {
+		h := qh[l/2] >> uint(4*(l%2)) // bits 0-2: index bits 8-10, bit 3: delta sign
+		delta := iq1sDelta
+		if h&0x08 != 0 {
+			delta = -iq1sDelta
+		}
+		iq1Codes(c[8*l:], int(qs[l])|int(h&7)<<8, delta)
+	}
+	return append(g, unitGroup{n: 16, s: dl1}, unitGroup{n: 16, s: dl2})
+}
+
+// iq4Codes writes the kvalues of the 32 nibbles of qs (low nibbles are values 0..15) to c.
+func iq4Codes(qs []byte, c *[UnitSize]float32) {
+	for j := 0; j < 16; j++ {
+		c[j] = float32(tblIQ4NL[qs[j]&0xf])
+		c[j+16] = float32(tblIQ4NL[qs[j]>>4])
+	}
+}
+
+// iq4_nl: the whole block (d, qs[16]); one group.
+func unitIQ4_NL(blk []byte, _ int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	iq4Codes(blk[2:18], c)
+	return append(g, unitGroup{n: 32, s: halfAt(blk)})
+}
+
+// iq4_xs: qs[16u .. 16u+15] (bytes 8+16u ..), the 6-bit scale u from scales_l and scales_h;
+// one group.
+func unitIQ4_XS(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	d := halfAt(blk)
+	scalesH := le16(blk[2:])
+	ls := int32((blk[4+u/2]>>uint(4*(u%2)))&0xf) | int32((scalesH>>uint(2*u))&3)<<4
+	iq4Codes(blk[8+16*u:], c)
+	return append(g, unitGroup{n: 32, s: d * float32(ls-32)})
+}

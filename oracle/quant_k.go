@@ -1158,3 +1158,111 @@ func init() {
 	weightedQuantizers[Q5_K] = quantQ5_KW
 	weightedQuantizers[Q6_K] = quantQ6_KW
 }
+
+// ---- float-path dot units (dot_units.go) ----
+//
+// A K-quant block is 8 units of 32 values. q4_K and q5_K have one 32-value sub-block (6-bit
+// scale and min) per unit: one group. q2_K, q3_K and q6_K have a scale (and for q2_K a min) per
+// 16 values: two groups of 16. q8_K has one scale for the block: one group. Each group's scale
+// and min are the dequantizer's own rounded products; a min is stored negated (the dequantizer's
+// x - ml is x + (-ml) exactly).
+
+func init() {
+	unitDecoders[Q2_K] = unitQ2_K
+	unitDecoders[Q3_K] = unitQ3_K
+	unitDecoders[Q4_K] = unitQ4_K
+	unitDecoders[Q5_K] = unitQ5_K
+	unitDecoders[Q6_K] = unitQ6_K
+	unitDecoders[Q8_K] = unitQ8_K
+}
+
+// q2_K: unit u is 2-bit field u%4 (shift 2*(u%4)) of qs[32*(u/4) .. +31] (block bytes
+// 16+32*(u/4) ..); groups of 16 with scale bytes 2u and 2u+1: s = d*float(sc&15),
+// m = -(dmin*float(sc>>4)).
+func unitQ2_K(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	qs := blk[16+32*(u/4) : 16+32*(u/4)+32]
+	shift := uint(2 * (u % 4))
+	for j := range c {
+		c[j] = float32((qs[j] >> shift) & 3)
+	}
+	d, mn := halfAt(blk[80:]), halfAt(blk[82:])
+	for h := 0; h < 2; h++ {
+		sc := blk[2*u+h]
+		g = append(g, unitGroup{n: 16, s: float32(d * float32(sc&0xf)), m: -float32(mn * float32(sc>>4)), hasMin: true})
+	}
+	return g
+}
+
+// q3_K: unit u is 2-bit field u%4 of qs[32*(u/4) .. +31] (block bytes 32+32*(u/4) ..) with bit u
+// of hmask[0..31] as the third bit (clear: minus 4); groups of 16 with the 6-bit scales 2u and
+// 2u+1: s = d*float(scale-32).
+func unitQ3_K(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	hm := blk[0:32]
+	qs := blk[32+32*(u/4) : 32+32*(u/4)+32]
+	shift := uint(2 * (u % 4))
+	for j := range c {
+		v := int32((qs[j] >> shift) & 3)
+		if hm[j]&(1<<uint(u)) == 0 {
+			v -= 4
+		}
+		c[j] = float32(v)
+	}
+	dAll := halfAt(blk[108:])
+	scales := q3KScales(blk[96:108])
+	for h := 0; h < 2; h++ {
+		g = append(g, unitGroup{n: 16, s: dAll * float32(int32(scales[2*u+h])-32)})
+	}
+	return g
+}
+
+// q4_K: unit u is sub-block u: the low (u even) or high nibbles of qs[32*(u/2) .. +31] (block
+// bytes 16+32*(u/2) ..); one group, s = d*float(sc), m = -(dmin*float(m)) from the 6-bit scale
+// and min u.
+func unitQ4_K(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	qs := blk[16+32*(u/2) : 16+32*(u/2)+32]
+	shift := uint(4 * (u % 2))
+	for j := range c {
+		c[j] = float32((qs[j] >> shift) & 0xf)
+	}
+	sc, m := getScaleMinK4(u, blk[4:16])
+	return append(g, unitGroup{n: 32, s: float32(halfAt(blk) * float32(sc)), m: -float32(halfAt(blk[2:]) * float32(m)), hasMin: true})
+}
+
+// q5_K: as q4_K (nibbles at block bytes 48+32*(u/2) ..) with bit u of qh[0..31] (block bytes
+// 16..47) as the fifth bit.
+func unitQ5_K(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	qh := blk[16:48]
+	ql := blk[48+32*(u/2) : 48+32*(u/2)+32]
+	shift := uint(4 * (u % 2))
+	for j := range c {
+		c[j] = float32((ql[j]>>shift)&0xf | ((qh[j]>>uint(u))&1)<<4)
+	}
+	sc, m := getScaleMinK4(u, blk[4:16])
+	return append(g, unitGroup{n: 32, s: float32(halfAt(blk) * float32(sc)), m: -float32(halfAt(blk[2:]) * float32(m)), hasMin: true})
+}
+
+// q6_K: unit u (half n = u/4, part p = u%4) takes nibble p/2 of ql[64n + 32*(p%2) .. +31] and
+// 2-bit field p of qh[32n .. +31] (block bytes 128+32n ..), minus 32; groups of 16 with the int8
+// scales 2u and 2u+1 (block bytes 192+2u, 193+2u): s = d*float(sc).
+func unitQ6_K(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	n, p := u/4, u%4
+	ql := blk[64*n+32*(p%2) : 64*n+32*(p%2)+32]
+	qh := blk[128+32*n : 128+32*n+32]
+	lshift, hshift := uint(4*(p/2)), uint(2*p)
+	for j := range c {
+		c[j] = float32(int32((ql[j]>>lshift)&0xf|((qh[j]>>hshift)&3)<<4) - 32)
+	}
+	d := halfAt(blk[208:])
+	for h := 0; h < 2; h++ {
+		g = append(g, unitGroup{n: 16, s: float32(d * float32(int8(blk[192+2*u+h])))})
+	}
+	return g
+}
+
+// q8_K: unit u is the int8 codes qs[32u .. +31] (block bytes 4+32u ..); one group, s = d (f32).
+func unitQ8_K(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	for j, q := range blk[4+32*u : 4+32*u+32] {
+		c[j] = float32(int8(q))
+	}
+	return append(g, unitGroup{n: 32, s: math.Float32frombits(le32(blk))})
+}

@@ -143,3 +143,46 @@ func init() {
 	quantizers[TQ1_0] = quantTQ1_0
 	quantizers[TQ2_0] = quantTQ2_0
 }
+
+// ---- float-path dot units (dot_units.go) ----
+//
+// Both ternary types have one scale per 256-value block, so each of their eight units is one
+// group of 32 with s = d and codes trit-1 in {-1, 0, 1} (Dequantize's float32(t-1)*d is d*c).
+//
+//	tq1_0 units 0..4: trit u of qs[0..31] (value j from qs[j]); unit 5: trits 0 (values 0..15)
+//	      and 1 (16..31) of qs[32..47]; unit 6: trits 2 and 3 of qs[32..47]; unit 7: trit 4 of
+//	      qs[32..47] (values 0..15), then trit n of qh[i] for value 16+4n+i
+//	tq2_0 unit u: bits 2*(u&3) of bytes 32*(u>>2) .. 32*(u>>2)+31 (value j from byte j)
+
+func init() {
+	unitDecoders[TQ1_0] = unitTQ1_0
+	unitDecoders[TQ2_0] = unitTQ2_0
+}
+
+// tq1Place returns the byte (index in the block) and the trit number of value k (0..255) of a
+// tq1_0 block, following dequantTQ1_0.
+func tq1Place(k int) (byteIdx, n int) {
+	switch {
+	case k < 160:
+		return k % 32, k / 32
+	case k < 240:
+		return 32 + (k-160)%16, (k - 160) / 16
+	}
+	return 48 + (k-240)%4, (k - 240) / 4
+}
+
+func unitTQ1_0(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	for j := range c {
+		b, n := tq1Place(32*u + j)
+		c[j] = float32(tritAt(blk[b], n) - 1)
+	}
+	return append(g, unitGroup{n: 32, s: halfAt(blk[52:])})
+}
+
+func unitTQ2_0(blk []byte, u int, c *[UnitSize]float32, g []unitGroup) []unitGroup {
+	qs := blk[32*(u>>2) : 32*(u>>2)+32]
+	for j := range c {
+		c[j] = float32(int32((qs[j]>>uint(2*(u&3)))&3) - 1)
+	}
+	return append(g, unitGroup{n: 32, s: halfAt(blk[64:])})
+}
