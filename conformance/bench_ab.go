@@ -18,7 +18,7 @@ import (
 	"github.com/onesource-go/onesource/oracle"
 )
 
-// The kernel-only A/B benchmark of DESIGN.md: a cell's DSL twin against its hand-written
+// The kernel-only A/B benchmark of docs/contracts.md: a cell's DSL twin against its hand-written
 // incumbent (package incumbent) on one Vulkan device, at a realistic shape. Buffers are created
 // and filled once; each measurement is (*vulkan.Device).Bench: warm-up, N dispatches recorded
 // back to back in one command buffer, one submission, one wait, device timestamps. Twin and

@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkCells reports every twin's throughput on the Vulkan device (lavapipe here) with the
-// kernel-only method of DESIGN.md (buffers made once, warm-up, N dispatches in one submission,
+// kernel-only method of docs/contracts.md (buffers made once, warm-up, N dispatches in one submission,
 // device timestamps), on the cell's largest conformance case. GB/s counts the bytes of every
 // buffer the case binds, read or written once: the op's minimal traffic for these ops. The
 // weight ops at model sizes are in kernels' BenchmarkWeights.

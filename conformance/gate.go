@@ -19,7 +19,7 @@ import (
 	"github.com/onesource-go/onesource/registry"
 )
 
-// The gate (DESIGN.md "Cells, registry, gate"): for every selected cell on Vulkan,
+// The gate (docs/contracts.md, "Cells, the registry and the gate"): for every selected cell on Vulkan,
 //
 //	(a) correctness: Judge of the twin against the oracle on the cell's conformance cases;
 //	(b) performance: where the manifest has an incumbent, the kernel-only A/B benchmark (RunAB).

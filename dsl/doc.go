@@ -19,7 +19,9 @@
 // Build verifies the kernel and returns its ir.Kernel; every mistake is reported as an error that
 // names the Go file and line that made it. The numeric meaning of every operation is the one in
 // package oracle: float arithmetic is IEEE round-to-nearest-even and never contracted into FMA,
-// integers wrap, and ReduceSum/ReduceMax follow the canonical order of DESIGN.md contract 4.
+// integers wrap, and reductions follow the canonical order of the numeric contract (package
+// oracle, rule 4): a Canon of width W gives the same bits at every workgroup size, in either
+// layout, on every device.
 //
 // Packages that hold kernels for `onesource gen` export a function
 //

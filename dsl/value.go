@@ -419,9 +419,11 @@ func (k *Kernel) DotI8x4(a, b Value) Value {
 	return k.emit(&ir.Inst{Op: ir.OpDotI8x4, Type: I32, Args: []*ir.Inst{a.in, b.in}, Pos: p})
 }
 
-// ReduceSum returns, in every invocation, the sum over the workgroup of v in the canonical order
-// of DESIGN.md contract 4: lanes combine by xor-butterfly, strides 1, 2, 4, ... (lowest first),
-// so the result does not depend on the device's subgroup size. Every invocation must reach it.
+// ReduceSum returns, in every invocation, the sum over the workgroup's T invocations of v in the
+// canonical order (package oracle, numeric rule 4) of width T: the invocations combine by
+// xor-butterfly, strides 1, 2, 4, ... (lowest first), so the result does not depend on the
+// device's subgroup size. It does depend on T: for a result that no schedule changes, reduce
+// with a Canon of a fixed width (Kernel.Canon). Every invocation must reach it.
 func (k *Kernel) ReduceSum(v Value) Value { return k.reduce(ir.ReduceSum, v) }
 
 // ReduceMax is ReduceSum with max (floats: a > b ? a : b, lower lane's value as a).

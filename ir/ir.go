@@ -58,7 +58,7 @@ const (
 	OpDiv // integer division truncates toward zero; division by zero is undefined
 	OpRem // integer remainder (sign of the dividend); floats not allowed
 	OpMin // floats: b < a ? b : a
-	OpMax // floats: a > b ? a : b (see DESIGN.md contract 4 for operand order in reductions)
+	OpMax // floats: a > b ? a : b (numeric rule 4 in package oracle fixes the operand order in reductions)
 	OpAnd
 	OpOr
 	OpXor

@@ -76,7 +76,7 @@ func check(t *testing.T, name, got string) {
 }
 
 func TestRunDoesNotModifyInput(t *testing.T) {
-	k := rmsnorm.RMSNorm(64).MustBuild()
+	k := rmsnorm.RMSNorm(64, dsl.Blocked).MustBuild()
 	before := k.String()
 	if _, err := lower.Run(k, lower.Caps{SubgroupSize: 8}); err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestLegalizeDot(t *testing.T) {
 	k := q8dot.Dot(64).MustBuild()
 	with, _ := lower.Run(k, lower.Caps{DotI8x4: true})
 	without, _ := lower.Run(k, lower.Caps{})
-	if count(with, ir.OpDotI8x4) != 8 || count(without, ir.OpDotI8x4) != 0 {
+	if count(with, ir.OpDotI8x4) != 8*q8dot.Width/64 || count(without, ir.OpDotI8x4) != 0 { // 8 words per block, one block per slot
 		t.Fatalf("dot legalization: %d with caps, %d without", count(with, ir.OpDotI8x4), count(without, ir.OpDotI8x4))
 	}
 	if !strings.Contains(without.String(), "shr") {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh OUTDIR
 #
-# The CUDA checks for a machine with an NVIDIA GPU (level X of DESIGN.md): prints nvidia-smi and
+# The CUDA checks for a machine with an NVIDIA GPU (level X of docs/contracts.md): prints nvidia-smi and
 # nvcc --version, runs the CUDA runtime tests and the examples' tests
 #     go test -count=1 -v ./backends/cuda/... ./examples/...
 # and the CUDA benchmarks

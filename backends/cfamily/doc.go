@@ -12,7 +12,7 @@
 // never panics on verified IR; every error is an *ir.Error naming the instruction's (or the
 // kernel's) Go source position. The same kernel always prints the same bytes.
 //
-// The printed text keeps DESIGN.md's numeric contract, mirroring the SPIR-V emitter op for op:
+// The printed text keeps the numeric contract (package oracle), mirroring the SPIR-V emitter op for op:
 //
 //   - float + - * / and sqrt are correctly rounded and never contracted: CUDA spells them
 //     __fadd_rn, __fsub_rn, __fmul_rn, __fdiv_rn, __fsqrt_rn (explicitly rounded operations the

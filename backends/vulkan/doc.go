@@ -10,7 +10,7 @@
 // Emit writes SPIR-V 1.6 for Vulkan 1.3 (Logical addressing, GLSL450 memory model) with one
 // GLCompute entry point named after the kernel, LocalSize from its workgroup size, and an
 // interface listing every global variable it declares. No optimizer runs over it: the words
-// are what the IR says, so the numeric contract in DESIGN.md survives to the driver.
+// are what the IR says, so the numeric contract (package oracle) survives to the driver.
 //
 //   - Buffers: descriptor set 0, binding = index in Kernel.Buffers, each a Block struct
 //     { elem data[]; } in the StorageBuffer storage class, member Offset 0, runtime array

@@ -5,12 +5,16 @@
 //	sum over blocks b of (float(dw[b]) * float(dx[b])) * float(sumi[b])
 //	sumi[b] = sum over the 8 words w of dot_i8x4(wq[b][w], xq[b][w])     (integer, wraps)
 //
-// One workgroup per row; lane l takes blocks l, l+T, ... in ascending order and the lanes combine
-// with the canonical workgroup sum. Quants and scales sit in separate buffers here (GGUF
-// interleaves them; the kernels library reads that layout). Reference computes the same in Go.
+// One workgroup per row; the block terms are summed canonically with width Width (virtual lane v
+// takes blocks v, v+Width, ... in ascending order from -0, then a pairwise tree), laid on the
+// workgroup's invocations so that any workgroup size gives the same bits. Quants and scales sit
+// in separate buffers here (GGUF interleaves them; the kernels library reads that layout).
+// Reference computes the same in Go.
 package q8dot
 
 import (
+	"math"
+
 	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/oracle"
 )
@@ -18,7 +22,10 @@ import (
 // WordsPerBlock is the number of u32 words of packed quants in one 32-value block.
 const WordsPerBlock = 8
 
-// Dot builds the kernel with wg invocations per workgroup (a power of two). Buffers: wq
+// Width is the canonical width of the sum over blocks.
+const Width = 128
+
+// Dot builds the kernel with wg invocations per workgroup (a power of two up to Width). Buffers: wq
 // (rows*nb*8 words), wd (rows*nb f16 scales), xq (nb*8 words), xd (nb f16), out (rows f32).
 // Parameter nb is the blocks per row. Dispatch one workgroup per row.
 func Dot(wg int) *dsl.Kernel {
@@ -30,9 +37,7 @@ func Dot(wg int) *dsl.Kernel {
 	out := k.Buffer("out", dsl.F32, dsl.Write)
 	nb := k.Param("nb", dsl.U32)
 	row := k.WorkgroupID(dsl.X).Named("row")
-	lane := k.LocalIndex().Named("lane")
-	acc := k.Var("acc", float32(0))
-	k.For("b", lane, nb, wg, func(b dsl.Value) {
+	total := k.Canon(Width, dsl.Blocked).Sum(nb, func(b dsl.Value) dsl.Value {
 		wBase := row.Mul(nb).Add(b).Mul(WordsPerBlock).Named("w_base")
 		xBase := b.Mul(WordsPerBlock).Named("x_base")
 		var sumi dsl.Value
@@ -45,24 +50,23 @@ func Dot(wg int) *dsl.Kernel {
 			}
 		}
 		d := wd.Load(row.Mul(nb).Add(b)).F32().Mul(xd.Load(b).F32()).Named("d")
-		acc.Set(acc.Get().Add(d.Mul(sumi.F32())))
-	})
-	total := k.ReduceSum(acc.Get()).Named("total")
-	k.If(lane.Eq(0), func() { out.Store(row, total) })
+		return d.Mul(sumi.F32())
+	}).Named("total")
+	k.If(k.LocalIndex().Eq(0), func() { out.Store(row, total) })
 	return k
 }
 
 // Kernels returns this package's kernels at their default schedules.
 func Kernels() []*dsl.Kernel { return []*dsl.Kernel{Dot(64)} }
 
-// Reference computes the kernel's result in plain Go, in its order, for T lanes.
-func Reference(wq []uint32, wd []uint16, xq []uint32, xd []uint16, rows, nb, T int) []float32 {
+// Reference computes the kernel's result in plain Go, in its order (canonical width Width).
+func Reference(wq []uint32, wd []uint16, xq []uint32, xd []uint16, rows, nb int) []float32 {
 	out := make([]float32, rows)
 	for r := 0; r < rows; r++ {
-		partial := make([]float32, T)
-		for l := 0; l < T; l++ {
-			acc := float32(0)
-			for b := l; b < nb; b += T {
+		partial := make([]float32, Width)
+		for l := range partial {
+			acc := float32(math.Copysign(0, -1))
+			for b := l; b < nb; b += Width {
 				var sumi int32
 				for w := 0; w < WordsPerBlock; w++ {
 					sumi += dot4(wq[(r*nb+b)*WordsPerBlock+w], xq[b*WordsPerBlock+w])

@@ -19,7 +19,7 @@ func TestLavapipe(t *testing.T) {
 		t.Log("device has no packed int8 dot: both runs use the legalized form")
 	}
 	rng := rand.New(rand.NewSource(3))
-	for _, c := range []struct{ rows, nb, wg int }{{1, 1, 64}, {7, 37, 64}, {4, 300, 32}, {3, 128, 128}} {
+	for _, c := range []struct{ rows, nb, wg int }{{1, 1, 64}, {7, 37, 64}, {4, 300, 32}, {3, 128, 128}, {4, 300, 8}} {
 		wq := make([]uint32, c.rows*c.nb*q8dot.WordsPerBlock)
 		xq := make([]uint32, c.nb*q8dot.WordsPerBlock)
 		for i := range wq {
@@ -38,7 +38,7 @@ func TestLavapipe(t *testing.T) {
 		for i := range xd {
 			xd[i] = oracle.F32ToF16(float32(rng.Float64() * 0.05))
 		}
-		want := q8dot.Reference(wq, wd, xq, xd, c.rows, c.nb, c.wg)
+		want := q8dot.Reference(wq, wd, xq, xd, c.rows, c.nb)
 		for _, target := range []struct {
 			name string
 			m    *vulkan.Module

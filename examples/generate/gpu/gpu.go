@@ -15,8 +15,8 @@ import (
 
 //go:generate go tool onesource gen -backends all
 
-// AxpyLanes is Axpy's workgroup size; RMSNormLanes is RMSNorm's (the T of its canonical
-// reduction: the oracle needs the same value).
+// AxpyLanes is Axpy's workgroup size; RMSNormLanes is RMSNorm's. Any power of two up to 256
+// gives RMSNorm the same bits: its reduction has the canonical width 256 whatever the workgroup.
 const (
 	AxpyLanes    = 64
 	RMSNormLanes = 64
@@ -39,7 +39,8 @@ func Axpy() *dsl.Kernel {
 }
 
 // RMSNorm is onesource's rms_norm twin from its kernel library, specialized for RMSNormLanes
-// lanes: one workgroup per row; buffers x, w, y; parameters n, eps, weighted.
+// lanes: one workgroup per row; buffers x, w, y; parameters n, eps, weighted; y is
+// oracle.RMSNormF32's.
 func RMSNorm() *dsl.Kernel {
 	return kernels.RMSNorm(kernels.Schedule{Lanes: RMSNormLanes})
 }

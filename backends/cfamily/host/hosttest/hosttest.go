@@ -134,7 +134,8 @@ func SaxpyCases() []Case {
 func RMSNormCases() []Case {
 	var cs []Case
 	const eps = 1e-6
-	for _, wg := range []int{32, 64, 256} {
+	for i, wg := range []int{32, 64, 256} {
+		layout := []dsl.Layout{dsl.Blocked, dsl.Strided}[i%2]
 		for _, n := range []int{1, 100, 1000, 4096} {
 			rows := 3
 			rng := rand.New(rand.NewSource(int64(wg * n)))
@@ -143,9 +144,9 @@ func RMSNormCases() []Case {
 				x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.Intn(7)-3)))
 			}
 			cs = append(cs, Case{
-				Name: fmt.Sprintf("rms_norm wg=%d n=%d", wg, n), Kernel: rmsnorm.RMSNorm(wg),
+				Name: fmt.Sprintf("rms_norm wg=%d %s n=%d", wg, layout, n), Kernel: rmsnorm.RMSNorm(wg, layout),
 				Bufs: [][]byte{f32s(x), make([]byte, 4*len(x))}, Params: []uint32{uint32(n), math.Float32bits(eps)},
-				Groups: [3]uint32{uint32(rows), 1, 1}, Out: 1, Want: f32s(rmsnorm.Reference(x, n, wg, eps)),
+				Groups: [3]uint32{uint32(rows), 1, 1}, Out: 1, Want: f32s(rmsnorm.Reference(x, n, rmsnorm.Width, eps)),
 			})
 		}
 	}
@@ -180,7 +181,7 @@ func Q8DotCases() []Case {
 			Name: fmt.Sprintf("q8_dot rows=%d nb=%d wg=%d", c.rows, c.nb, c.wg), Kernel: q8dot.Dot(c.wg),
 			Bufs:   [][]byte{u32s(wq), u16s(wd), u32s(xq), u16s(xd), make([]byte, 4*c.rows)},
 			Params: []uint32{uint32(c.nb)}, Groups: [3]uint32{uint32(c.rows), 1, 1}, Out: 4,
-			Want: f32s(q8dot.Reference(wq, wd, xq, xd, c.rows, c.nb, c.wg)),
+			Want: f32s(q8dot.Reference(wq, wd, xq, xd, c.rows, c.nb)),
 		})
 	}
 	return cs

@@ -1,0 +1,130 @@
+package conformance_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onesource-go/onesource/conformance"
+	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/oracle"
+)
+
+// scheduleTargets are the backends every cell runs on at several schedules in the tests: Vulkan
+// (lavapipe: the SPIR-V path) and CUDA's host execution (the C-family printer; HIP and MSL print
+// the same kernels through the same printer with other spellings, and run at the default
+// schedule in TestConformance). `onesource conform -schedules all` covers every backend.
+var scheduleTargets = map[string]bool{"vulkan": true, "cuda": true}
+
+// TestConformanceSchedules runs every cell at its four sample schedules (lane counts from 8 to
+// its canonical width, both layouts) on Vulkan and on CUDA host execution, requires every run to
+// be bit-exact against the oracle, and requires every cell to give the same bytes at every
+// schedule and on both backends (and at the default schedules TestConformance uses).
+func TestConformanceSchedules(t *testing.T) {
+	var targets []conformance.Target
+	for _, tg := range conformance.Targets() {
+		if scheduleTargets[tg.Name()] {
+			targets = append(targets, tg)
+		}
+	}
+	results := conformance.Run(conformance.Filter{}, targets, conformance.SampleSchedules, nil)
+	ran := map[string]bool{}
+	for _, r := range results {
+		if !r.Ran {
+			t.Logf("%s: %s", r.Backend, r.Reason)
+			continue
+		}
+		ran[r.Backend] = true
+		if !r.BitExact {
+			t.Errorf("%s/%s on %s at %s [%s]: not bit-exact (max %g ULP): %s", r.Op, r.Type, r.Backend, r.Schedule, r.Levels, r.MaxULP, r.Reason)
+		}
+	}
+	if len(ran) == 0 {
+		t.Skip("neither Vulkan nor CUDA host execution is available here (reasons above)")
+	}
+	for _, line := range conformance.Inconsistent(results) {
+		t.Error(line)
+	}
+	t.Logf("%d runs on %d backends", len(results), len(ran))
+}
+
+// plantedRMSNorm is rms_norm with the reduction order the project had before the canonical
+// width: the workgroup's T invocations each fold every T-th square and ReduceSum combines them,
+// so the sum's order (and, for some rows, its bits) follows the schedule.
+func plantedRMSNorm(s kernels.Schedule) *dsl.Kernel {
+	k := dsl.New("rms_norm_planted", s.Lanes)
+	x := k.Buffer("x", dsl.F32, dsl.Read)
+	w := k.Buffer("w", dsl.F32, dsl.Read)
+	y := k.Buffer("y", dsl.F32, dsl.Write)
+	n := k.Param("n", dsl.U32)
+	eps := k.Param("eps", dsl.F32)
+	weighted := k.Param("weighted", dsl.U32).Ne(0)
+	row := k.WorkgroupID(dsl.X).Mul(n)
+	lane := k.LocalIndex()
+	acc := k.Var("acc", float32(0))
+	k.For("i", lane, n, s.Lanes, func(i dsl.Value) {
+		v := x.Load(row.Add(i))
+		acc.Set(acc.Get().Add(v.Mul(v)))
+	})
+	ss := k.ReduceSum(acc.Get())
+	scale := k.F32(1).Div(ss.Div(n.F32()).Add(eps).Sqrt())
+	k.For("j", lane, n, s.Lanes, func(j dsl.Value) {
+		v := x.Load(row.Add(j)).Mul(scale)
+		k.If(weighted, func() { y.Store(row.Add(j), v.Mul(w.Load(j))) }).Else(func() { y.Store(row.Add(j), v) })
+	})
+	return k
+}
+
+// TestScheduleCheckBites plants a schedule-dependent order in rms_norm and shows that running it
+// at several schedules catches it: some schedule is not bit-exact against the oracle, and the
+// runs' bytes differ between schedules (Inconsistent names the cell).
+func TestScheduleCheckBites(t *testing.T) {
+	var vk conformance.Target
+	for _, tg := range conformance.Targets() {
+		if tg.Name() == "vulkan" {
+			vk = tg
+		}
+	}
+	if err := vk.Open(); err != nil {
+		t.Skipf("vulkan: %v", err)
+	}
+	defer vk.Close()
+	real, ok := kernels.Lookup("rms_norm", oracle.F32)
+	if !ok {
+		t.Fatal("rms_norm/f32 is not registered")
+	}
+	planted := real
+	planted.Build = plantedRMSNorm
+	var results []conformance.Result
+	exact := 0
+	for _, s := range planted.SampleSchedules() {
+		r := conformance.Judge(vk, planted, s)
+		if r.Digest == "" {
+			t.Fatalf("%s: the planted kernel did not run: %s", s, r.Reason)
+		}
+		if r.BitExact {
+			exact++
+		}
+		results = append(results, r)
+	}
+	if exact == len(results) {
+		t.Fatal("a T-lane order passed the W-lane oracle at every schedule: the cases cannot tell the orders apart")
+	}
+	inc := conformance.Inconsistent(results)
+	if len(inc) != 1 || !strings.Contains(inc[0], "rms_norm/f32") {
+		t.Fatalf("Inconsistent = %q, want one line naming rms_norm/f32", inc)
+	}
+	if !conformance.Failed(results) {
+		t.Fatal("Failed does not report the planted order")
+	}
+	t.Logf("%d of %d schedules bit-exact; %s", exact, len(results), inc[0])
+
+	// The real twin gives one digest at the same schedules.
+	var good []conformance.Result
+	for _, s := range real.SampleSchedules() {
+		good = append(good, conformance.Judge(vk, real, s))
+	}
+	if conformance.Failed(good) {
+		t.Fatalf("the real rms_norm fails: %+v", good)
+	}
+}
