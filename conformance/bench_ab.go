@@ -75,20 +75,41 @@ type workloadDef struct {
 }
 
 // workloads are the ops the A/B benchmark feeds at a chosen realistic shape. Shape variables:
-// rms_norm rows, n, eps; add n; matvec rows, n. Every other cell gets a case workload (see
-// caseWorkload).
+// rms_norm rows, n, eps; add n; matvec and matvec_q8 (every weight type) rows, n. Every other
+// cell gets a case workload (see caseWorkload).
 var workloads = map[string]workloadDef{
 	"rms_norm/f32": {shape: map[string]float64{"rows": 512, "n": 4096, "eps": 1e-6}, build: rmsNormWorkload},
 	"add/f32":      {shape: map[string]float64{"n": 512 * 4096}, build: addWorkload},
-	"matvec/f32":   {shape: map[string]float64{"rows": 1024, "n": 4096}, build: matvecWorkload},
+}
+
+// matvecShape is the realistic shape of the matvec workloads: 1024 rows of 4096 values (a
+// quarter of a 4096x4096 projection: the kernel's per-row work at the decoding size, in a
+// dispatch long enough to be measured on a CPU driver).
+var matvecShape = map[string]float64{"rows": 1024, "n": 4096}
+
+// workloadOf returns the realistic workload definition of cell key ("op/type", lower case).
+func workloadOf(key string) (workloadDef, bool) {
+	if def, ok := workloads[key]; ok {
+		return def, true
+	}
+	c, ok := lookupCell(key)
+	if !ok || c.Op != "matvec" && c.Op != "matvec_q8" {
+		return workloadDef{}, false
+	}
+	t, q8 := c.Type, c.Op == "matvec_q8"
+	return workloadDef{shape: matvecShape, build: func(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
+		return matvecWorkload(t, q8, sh)
+	}}, true
 }
 
 // WorkloadOps lists the cells ("op/type") with a workload at a chosen realistic shape; every other
 // registered cell is fed its largest conformance case (see NewWorkload).
 func WorkloadOps() []string {
-	out := make([]string, 0, len(workloads))
-	for k := range workloads {
-		out = append(out, k)
+	var out []string
+	for _, c := range kernels.Cells() {
+		if key := strings.ToLower(c.Name()); func() bool { _, ok := workloadOf(key); return ok }() {
+			out = append(out, key)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -100,7 +121,7 @@ func WorkloadOps() []string {
 // only restate its variables.
 func NewWorkload(op, typ string, shape map[string]float64, s kernels.Schedule) (*Workload, error) {
 	key := strings.ToLower(op + "/" + typ)
-	def, ok := workloads[key]
+	def, ok := workloadOf(key)
 	if !ok {
 		c, found := lookupCell(key)
 		if !found {
@@ -308,22 +329,65 @@ func addWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
 	}, nil
 }
 
-func matvecWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
+// matvecWorkload is y = W x for rows rows of n values of type t (kernels.WeightRows: ggml's input
+// kinds quantized by the reference quantizer) and x of N(0,1) values; on the integer path (q8)
+// the operand a is x quantized to the type's activation format. The type's tables are operands
+// too, named as the twin binds them.
+func matvecWorkload(t oracle.Type, q8 bool, sh map[string]float64) (*Workload, error) {
 	rows, n := int(sh["rows"]), int(sh["n"])
-	rng := rand.New(rand.NewSource(3))
-	wb := f32le(randF32(rng, rows*n, 0.1, 0))
-	x := randF32(rng, n, 1, 0)
+	if _, err := oracle.RowSize(t, n); err != nil {
+		return nil, fmt.Errorf("A/B benchmark: matvec/%s: %w", t, err)
+	}
+	var wb []byte
+	var x []float32
+	if t == oracle.F32 {
+		// The f32 workload as it has been since the first A/B benchmark (seed 3: w ~ N(0, 0.01),
+		// x ~ N(0, 1)), so measurements stay comparable.
+		rng := rand.New(rand.NewSource(3))
+		wb = f32le(randF32(rng, rows*n, 0.1, 0))
+		x = randF32(rng, n, 1, 0)
+	} else {
+		var err error
+		if wb, err = kernels.WeightRows(t, rows, n, 3); err != nil {
+			return nil, err
+		}
+		x = randF32(rand.New(rand.NewSource(4)), n, 1, 0)
+	}
+	xop := Operand{Name: "x", Data: f32le(x)}
+	if q8 {
+		act, ok := oracle.ActivationType(t)
+		if !ok {
+			return nil, fmt.Errorf("A/B benchmark: %s has no integer path", t)
+		}
+		as, err := oracle.RowSize(act, n)
+		if err != nil {
+			return nil, err
+		}
+		aq := make([]byte, as)
+		if err := oracle.Quantize(act, x, aq); err != nil {
+			return nil, err
+		}
+		xop = Operand{Name: "a", Data: kernels.PadWords(aq)}
+	}
+	names, tables, err := kernels.Tables(t)
+	if err != nil {
+		return nil, err
+	}
+	ops := []Operand{{Name: "w", Data: kernels.PadWords(wb)}, xop, {Name: "y", Data: make([]byte, 4*rows), Output: true, Elem: "f32"}}
+	for i, name := range names {
+		ops = append(ops, Operand{Name: name, Data: tables[i]})
+	}
 	return &Workload{
-		Operands: []Operand{
-			{Name: "w", Data: wb},
-			{Name: "x", Data: f32le(x)},
-			{Name: "y", Data: make([]byte, 4*rows), Output: true, Elem: "f32"},
-		},
+		Operands:   ops,
 		TwinParams: []uint32{uint32(n)},
 		TwinGroups: [3]uint32{uint32(rows), 1, 1},
 		Want: func() (map[string][]byte, error) {
 			y := make([]float32, rows)
-			if err := oracle.MatVec(oracle.F32, wb, x, y); err != nil {
+			mv := oracle.MatVec
+			if q8 {
+				mv = oracle.MatVecQ8
+			}
+			if err := mv(t, wb, x, y); err != nil {
 				return nil, err
 			}
 			return map[string][]byte{"y": f32le(y)}, nil
@@ -505,7 +569,7 @@ func (s *bufferSet) release() {
 func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*ABResult, error) {
 	start := time.Now()
 	o = o.withDefaults()
-	s := c.DefaultSchedule("vulkan")
+	s := c.DefaultScheduleFor("vulkan", d.Caps().SubgroupSize)
 	shape := map[string]float64{}
 	for k, v := range e.Shape {
 		shape[k] = v

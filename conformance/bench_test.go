@@ -19,7 +19,7 @@ func BenchmarkCells(b *testing.B) {
 	for _, c := range kernels.Cells() {
 		c := c
 		b.Run(c.Name(), func(b *testing.B) {
-			s := c.DefaultSchedule("vulkan")
+			s := c.DefaultScheduleFor("vulkan", d.Caps().SubgroupSize)
 			k, err := c.Build(s).Build()
 			if err != nil {
 				b.Fatal(err)

@@ -64,6 +64,9 @@ func (c *CFamily) Open() error {
 // Close implements Target.
 func (c *CFamily) Close() {}
 
+// SubgroupSize is the subgroup size the dialect's lowering uses.
+func (c *CFamily) SubgroupSize() int { return c.caps.SubgroupSize }
+
 // Run implements Target.
 func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcome {
 	var o Outcome

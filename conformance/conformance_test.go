@@ -11,38 +11,38 @@ import (
 	"github.com/onesource-go/onesource/kernels"
 )
 
-// TestConformance runs every cell on every backend available here, as subtests named
-// op/type/backend so -run filters work; a backend that is unavailable skips with its reason.
-// With -short only the first type of each op runs (the README test command keeps CI fast; the
-// main job and `onesource conform` run everything).
+// TestConformance runs every cell on every backend available here at the backend's default
+// schedule, as subtests named backend/op/type so -run filters work; the backends run in parallel
+// (each its own device or toolchain), and one that is unavailable skips with its reason. With
+// -short only the first type of each op runs (the main job and `onesource conform` run
+// everything).
 func TestConformance(t *testing.T) {
 	cells := kernels.Cells()
 	if len(cells) == 0 {
 		t.Fatal("no cells registered")
 	}
 	for _, tg := range conformance.Targets() {
-		openErr := tg.Open()
-		if openErr == nil {
+		t.Run(tg.Name(), func(t *testing.T) {
+			t.Parallel()
+			if err := tg.Open(); err != nil {
+				t.Skipf("%s: %v", tg.Name(), err)
+			}
 			defer tg.Close()
-		}
-		firstOfOp := map[string]bool{}
-		for _, c := range cells {
-			c := c
-			short := !firstOfOp[c.Op]
-			firstOfOp[c.Op] = true
-			t.Run(c.Op+"/"+c.Type.String()+"/"+tg.Name(), func(t *testing.T) {
-				if openErr != nil {
-					t.Skipf("%s: %v", tg.Name(), openErr)
-				}
-				if testing.Short() && !short {
-					t.Skip("-short runs one type per op")
-				}
-				r := conformance.Judge(tg, c, kernels.DefaultSchedule(tg.Name()))
-				if !r.BitExact {
-					t.Errorf("%s/%s on %s [%s]: not bit-exact (max %g ULP, max rel %g): %s", r.Op, r.Type, r.Backend, r.Levels, r.MaxULP, r.MaxRel, r.Reason)
-				}
-			})
-		}
+			firstOfOp := map[string]bool{}
+			for _, c := range cells {
+				short := !firstOfOp[c.Op]
+				firstOfOp[c.Op] = true
+				t.Run(c.Op+"/"+c.Type.String(), func(t *testing.T) {
+					if testing.Short() && !short {
+						t.Skip("-short runs one type per op")
+					}
+					r := conformance.Judge(tg, c, c.DefaultScheduleFor(tg.Name(), conformance.TargetSubgroup(tg)))
+					if !r.BitExact {
+						t.Errorf("%s/%s on %s at %s [%s]: not bit-exact (max %g ULP, max rel %g): %s", r.Op, r.Type, r.Backend, r.Schedule, r.Levels, r.MaxULP, r.MaxRel, r.Reason)
+					}
+				})
+			}
+		})
 	}
 }
 

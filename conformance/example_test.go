@@ -69,7 +69,7 @@ func ExampleJudge() {
 	// Output:
 	// add/f32 on plain-go: bit-exact true over 7 cases, levels "B"
 	// flushing subnormals: bit-exact false, max 8.388606e+06 ULP
-	// not bit-exact: case n63_nb63_g1 output 2: element 5 = -0 (80000000), want -1.1754941e-38 (807ffffe)
+	// not bit-exact: case n255_nb51 output 2: element 5 = -0 (80000000), want -1.1754941e-38 (807ffffe)
 }
 
 // Compare is byte for byte, except that any NaN equals any NaN; for f32 outputs it also measures

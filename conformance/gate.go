@@ -122,7 +122,7 @@ func Gate(v *Vulkan, m *incumbent.Manifest, reg *registry.Registry, o GateOption
 				c.Build = b
 			}
 		}
-		row := gateCell(v, d, c, e, c.DefaultSchedule("vulkan"), o)
+		row := gateCell(v, d, c, e, c.DefaultScheduleFor("vulkan", v.SubgroupSize()), o)
 		row.Evidence.Device, row.Evidence.Driver, row.Evidence.Toolchain = device, driver, Toolchain()
 		apply(reg, &row, e)
 		rows = append(rows, row)

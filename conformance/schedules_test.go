@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/onesource-go/onesource/conformance"
@@ -17,35 +18,46 @@ import (
 var scheduleTargets = map[string]bool{"vulkan": true, "cuda": true}
 
 // TestConformanceSchedules runs every cell at its four sample schedules (lane counts from 8 to
-// its canonical width, both layouts) on Vulkan and on CUDA host execution, requires every run to
-// be bit-exact against the oracle, and requires every cell to give the same bytes at every
-// schedule and on both backends (and at the default schedules TestConformance uses).
+// its canonical width, both layouts) on Vulkan and on CUDA host execution (the two in
+// parallel), requires every run to be bit-exact against the oracle, and requires every cell to
+// give the same bytes at every schedule and on both backends.
 func TestConformanceSchedules(t *testing.T) {
-	var targets []conformance.Target
-	for _, tg := range conformance.Targets() {
-		if scheduleTargets[tg.Name()] {
-			targets = append(targets, tg)
+	sample := func(c kernels.Cell, _ string, _ int) []kernels.Schedule { return c.SampleSchedules() }
+	var (
+		mu      sync.Mutex
+		results []conformance.Result
+		ran     = map[string]bool{}
+	)
+	t.Run("backends", func(t *testing.T) {
+		for _, tg := range conformance.Targets() {
+			if !scheduleTargets[tg.Name()] {
+				continue
+			}
+			t.Run(tg.Name(), func(t *testing.T) {
+				t.Parallel()
+				rs := conformance.Run(conformance.Filter{}, []conformance.Target{tg}, sample, nil)
+				for _, r := range rs {
+					if !r.Ran {
+						t.Skipf("%s: %s", r.Backend, r.Reason)
+					}
+					if !r.BitExact {
+						t.Errorf("%s/%s on %s at %s [%s]: not bit-exact (max %g ULP): %s", r.Op, r.Type, r.Backend, r.Schedule, r.Levels, r.MaxULP, r.Reason)
+					}
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				results = append(results, rs...)
+				ran[tg.Name()] = true
+				t.Logf("%d runs", len(rs))
+			})
 		}
-	}
-	results := conformance.Run(conformance.Filter{}, targets, conformance.SampleSchedules, nil)
-	ran := map[string]bool{}
-	for _, r := range results {
-		if !r.Ran {
-			t.Logf("%s: %s", r.Backend, r.Reason)
-			continue
-		}
-		ran[r.Backend] = true
-		if !r.BitExact {
-			t.Errorf("%s/%s on %s at %s [%s]: not bit-exact (max %g ULP): %s", r.Op, r.Type, r.Backend, r.Schedule, r.Levels, r.MaxULP, r.Reason)
-		}
-	}
+	})
 	if len(ran) == 0 {
 		t.Skip("neither Vulkan nor CUDA host execution is available here (reasons above)")
 	}
 	for _, line := range conformance.Inconsistent(results) {
 		t.Error(line)
 	}
-	t.Logf("%d runs on %d backends", len(results), len(ran))
 }
 
 // plantedRMSNorm is rms_norm with the reduction order the project had before the canonical

@@ -50,23 +50,34 @@ var extraTargets []Target
 // Progress is told about every finished (cell, backend, schedule).
 type Progress func(done, total int, r Result)
 
-// Schedules chooses the schedules a cell runs at on a backend.
-type Schedules func(c kernels.Cell, backend string) []kernels.Schedule
+// Schedules chooses the schedules a cell runs at on a backend whose device has subgroups of
+// subgroup invocations.
+type Schedules func(c kernels.Cell, backend string, subgroup int) []kernels.Schedule
 
-// DefaultSchedules runs each cell once, at its default schedule for the backend.
-func DefaultSchedules(c kernels.Cell, backend string) []kernels.Schedule {
-	return []kernels.Schedule{c.DefaultSchedule(backend)}
+// DefaultSchedules runs each cell once, at its default schedule for the backend and device
+// (kernels.Cell.DefaultScheduleFor).
+func DefaultSchedules(c kernels.Cell, backend string, subgroup int) []kernels.Schedule {
+	return []kernels.Schedule{c.DefaultScheduleFor(backend, subgroup)}
 }
 
 // AllSchedules runs each cell at every schedule of its space (kernels.Cell.Schedules).
-func AllSchedules(c kernels.Cell, backend string) []kernels.Schedule {
-	return withDefault(c.Schedules(), c.DefaultSchedule(backend))
+func AllSchedules(c kernels.Cell, backend string, subgroup int) []kernels.Schedule {
+	return withDefault(c.Schedules(), c.DefaultScheduleFor(backend, subgroup))
 }
 
 // SampleSchedules runs each cell at its four sample schedules (kernels.Cell.SampleSchedules)
 // and at its default.
-func SampleSchedules(c kernels.Cell, backend string) []kernels.Schedule {
-	return withDefault(c.SampleSchedules(), c.DefaultSchedule(backend))
+func SampleSchedules(c kernels.Cell, backend string, subgroup int) []kernels.Schedule {
+	return withDefault(c.SampleSchedules(), c.DefaultScheduleFor(backend, subgroup))
+}
+
+// TargetSubgroup is the subgroup size of an open target's device as its lowering uses it (the
+// target's SubgroupSize method, where it has one and knows), else kernels.SubgroupHint.
+func TargetSubgroup(t Target) int {
+	if s, ok := t.(interface{ SubgroupSize() int }); ok && s.SubgroupSize() > 0 {
+		return s.SubgroupSize()
+	}
+	return kernels.SubgroupHint(t.Name())
 }
 
 func withDefault(list []kernels.Schedule, def kernels.Schedule) []kernels.Schedule {
@@ -98,7 +109,7 @@ func ParseSchedules(text string) (Schedules, error) {
 		}
 		list = append(list, s)
 	}
-	return func(c kernels.Cell, _ string) []kernels.Schedule {
+	return func(c kernels.Cell, _ string, _ int) []kernels.Schedule {
 		var out []kernels.Schedule
 		for _, s := range list {
 			if c.Fits(s) {
@@ -134,13 +145,13 @@ func Run(f Filter, targets []Target, sched Schedules, progress Progress) []Resul
 	total := len(results)
 	for _, t := range active {
 		for _, c := range cells {
-			total += len(sched(c, t.Name()))
+			total += len(sched(c, t.Name(), TargetSubgroup(t)))
 		}
 	}
 	done := len(results)
 	for _, t := range active {
 		for _, c := range cells {
-			for _, s := range sched(c, t.Name()) {
+			for _, s := range sched(c, t.Name(), TargetSubgroup(t)) {
 				r := Judge(t, c, s)
 				results = append(results, r)
 				done++

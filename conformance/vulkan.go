@@ -41,6 +41,14 @@ func (v *Vulkan) Close() {
 	}
 }
 
+// SubgroupSize is the subgroup size the lowering uses on the open device (0 before Open).
+func (v *Vulkan) SubgroupSize() int {
+	if v.dev == nil {
+		return 0
+	}
+	return v.dev.Caps().SubgroupSize
+}
+
 // Device returns the open device (for benchmarks).
 func (v *Vulkan) Device() *vulkan.Device { return v.dev }
 

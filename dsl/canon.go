@@ -154,17 +154,16 @@ func (c Canon) reduce(p ir.Pos, op ir.ReduceOp, slots []Value) Value {
 	return tree(crossed)
 }
 
-// unrolledSlots is the most slots a reduction emits one copy of its term code for; with more,
-// the slots run in a loop (one copy of the code) and their tree is kept in log2(S) registers.
+// unrolledSlots is the most slots a reduction keeps in as many accumulators, walking the
+// invocation's terms in one loop; with more, the slots run in a loop of their own and their tree
+// is kept in log2(S) registers. Either way the term's code is emitted once.
 const unrolledSlots = 4
 
 // Sum returns, in every invocation, the canonical sum of the f32 terms term(i) for i in [0, n):
 // each invocation folds its slots' terms (virtual lane v takes i = v, v+W, ...) slot by slot,
 // then the slots and the invocations combine in the butterfly's order. term is called with u32
 // indices; at run time it runs exactly once per index, so it may also store (a fused op writing
-// what it reads). Its code is emitted once per slot, or once in all when a workgroup holds more
-// than four slots per invocation (the slots then run in a loop). Every invocation must reach
-// Sum.
+// what it reads). Its code is emitted once. Every invocation must reach Sum.
 func (c Canon) Sum(n Value, term func(i Value) Value) Value {
 	p := callerPos()
 	return c.terms(p, ir.ReduceSum, n, float32(math.Copysign(0, -1)), term)
@@ -191,12 +190,36 @@ func (c Canon) Each(n Value, body func(i Value)) {
 		return
 	}
 	if c.Slots() <= unrolledSlots {
-		for j := 0; j < c.Slots(); j++ {
-			c.slot(k.U32(uint32(j)), n, body)
-		}
+		c.flat(n, func(_, i Value) { body(i) })
 		return
 	}
 	k.For("slot", uint32(0), uint32(c.Slots()), uint32(1), func(j Value) { c.slot(j, n, body) })
+}
+
+// flat runs f(j, i) for every index i < n of this invocation, in increasing order, with j (a u32
+// value) the slot that owns i: one loop and one copy of f's code. In both layouts the indices
+// of one invocation increase with the slot inside a round and from one round to the next, so the
+// loop ends at the first index past n.
+func (c Canon) flat(n Value, f func(j, i Value)) {
+	k := c.k
+	S := c.Slots()
+	lane := k.LocalIndex()
+	if S == 1 {
+		k.For("i", lane, n, uint32(c.w), func(i Value) { f(k.U32(0), i) })
+		return
+	}
+	first, step := lane, c.t // step: index distance between consecutive slots
+	if c.layout == Blocked {
+		first, step = lane.Mul(uint32(S)), 1
+	}
+	i := k.Var("i", first)
+	j := k.Var("slot", uint32(0))
+	k.While(func() Value { return i.Get().Lt(n) }, func() {
+		f(j.Get(), i.Get())
+		last := j.Get().Eq(uint32(S - 1))
+		i.Set(i.Get().Add(k.Select(last, k.U32(uint32(c.w-(S-1)*step)), k.U32(uint32(step)))))
+		j.Set(k.Select(last, k.U32(0), j.Get().Add(uint32(1))))
+	})
 }
 
 // slot runs body(i) for the indices of this invocation's slot j (a u32 value): i, i+W, ... < n.
@@ -243,9 +266,33 @@ func (c Canon) terms(p ir.Pos, op ir.ReduceOp, n Value, identity float32, term f
 	}
 	S := c.Slots()
 	if S <= unrolledSlots {
+		// One loop over the invocation's terms; the term goes to its slot's accumulator.
+		accs := make([]Var, S)
+		for j := range accs {
+			accs[j] = k.Var("acc", identity)
+		}
+		c.flat(n, func(j, i Value) {
+			t := term(i)
+			if t.k != k || t.Type() != F32 {
+				k.errorf(p, "Canon: a term is %s, want f32", t.Type())
+				return
+			}
+			cur := accs[0].Get()
+			for s := 1; s < S; s++ {
+				cur = k.Select(j.Eq(uint32(s)), accs[s].Get(), cur)
+			}
+			next := combine(cur, t)
+			for s := range accs {
+				if S == 1 {
+					accs[s].Set(next)
+				} else {
+					accs[s].Set(k.Select(j.Eq(uint32(s)), next, accs[s].Get()))
+				}
+			}
+		})
 		slots := make([]Value, S)
 		for j := range slots {
-			slots[j] = fold(k.U32(uint32(j)))
+			slots[j] = accs[j].Get()
 		}
 		return c.reduce(p, op, slots)
 	}

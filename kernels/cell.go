@@ -103,6 +103,9 @@ type Cell struct {
 	Width int
 	// MinLanes is the smallest workgroup the cell builds for (0: 1).
 	MinLanes int
+	// DefaultSubgroups is the cell's default workgroup size in subgroups of the device it runs
+	// on (0: the backend's default lane count, DefaultSchedule).
+	DefaultSubgroups int
 }
 
 // maxLanes is the widest workgroup a cell is scheduled on.
@@ -163,11 +166,30 @@ func (c Cell) Fits(s Schedule) bool {
 		(s.Layout == dsl.Blocked || s.Layout == dsl.Strided)
 }
 
-// DefaultSchedule is the schedule backend runs the cell at unless told otherwise: the backend's
-// default lane count, narrowed to the cell's widest.
+// SubgroupHint is the subgroup size assumed for backend when the device is not known: 32 (a
+// CUDA warp; the C-family lowerings use 32 on every target; a Vulkan GPU's is 32 or 64).
+func SubgroupHint(backend string) int { return 32 }
+
+// DefaultSchedule is the schedule backend runs the cell at unless told otherwise, on a device
+// whose subgroup size is not known (SubgroupHint): DefaultScheduleFor.
 func (c Cell) DefaultSchedule(backend string) Schedule {
+	return c.DefaultScheduleFor(backend, SubgroupHint(backend))
+}
+
+// DefaultScheduleFor is the schedule backend runs the cell at on a device with subgroups of
+// subgroup invocations, unless told otherwise: DefaultSubgroups subgroups where the cell sets
+// it, else the backend's default lane count; narrowed to the cell's widest (W for a cell with
+// a reduction); the blocked layout.
+func (c Cell) DefaultScheduleFor(backend string, subgroup int) Schedule {
 	s := DefaultSchedule(backend)
-	s.Lanes = max(min(s.Lanes, c.maxLanes()), c.MinLanes)
+	if c.DefaultSubgroups > 0 {
+		sg := 1
+		for sg < subgroup && sg < maxLanes {
+			sg *= 2
+		}
+		s.Lanes = c.DefaultSubgroups * sg
+	}
+	s.Lanes = max(min(s.Lanes, c.maxLanes()), c.MinLanes, 1)
 	return s
 }
 

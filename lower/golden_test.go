@@ -128,10 +128,42 @@ func TestLegalizeDot(t *testing.T) {
 	k := q8dot.Dot(64).MustBuild()
 	with, _ := lower.Run(k, lower.Caps{DotI8x4: true})
 	without, _ := lower.Run(k, lower.Caps{})
-	if count(with, ir.OpDotI8x4) != 8*q8dot.Width/64 || count(without, ir.OpDotI8x4) != 0 { // 8 words per block, one block per slot
+	if count(with, ir.OpDotI8x4) != 8 || count(without, ir.OpDotI8x4) != 0 { // 8 words per block, the term emitted once
 		t.Fatalf("dot legalization: %d with caps, %d without", count(with, ir.OpDotI8x4), count(without, ir.OpDotI8x4))
 	}
 	if !strings.Contains(without.String(), "shr") {
 		t.Fatal("unpacked dot has no sign-extending shifts")
+	}
+}
+
+// TestReductionRunsShareBarriers checks that adjacent reductions (a strided Canon's one per
+// slot) are expanded together: four of them cost the barriers of one, and each still gets its
+// own shuffles.
+func TestReductionRunsShareBarriers(t *testing.T) {
+	build := func(layout dsl.Layout) *ir.Kernel {
+		k := dsl.New("r", 64)
+		x := k.Buffer("x", dsl.F32, dsl.Read)
+		out := k.Buffer("out", dsl.F32, dsl.Write)
+		n := k.Param("n", dsl.U32)
+		s := k.Canon(256, layout).Sum(n, func(i dsl.Value) dsl.Value { return x.Load(i) })
+		out.Store(k.LocalIndex(), s)
+		return k.MustBuild()
+	}
+	one := dsl.New("one", 64)
+	o := one.Buffer("out", dsl.F32, dsl.Write)
+	o.Store(one.LocalIndex(), one.ReduceSum(one.LocalIndex().F32()))
+	single, err := lower.Run(one.MustBuild(), lower.Caps{SubgroupSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	strided, err := lower.Run(build(dsl.Strided), lower.Caps{SubgroupSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := count(strided, ir.OpBarrier), count(single, ir.OpBarrier); got != want {
+		t.Errorf("four reductions in a run: %d barriers, one reduction has %d", got, want)
+	}
+	if got, want := count(strided, ir.OpShuffleXor), 4*count(single, ir.OpShuffleXor); got != want {
+		t.Errorf("four reductions in a run: %d shuffles, want %d", got, want)
 	}
 }

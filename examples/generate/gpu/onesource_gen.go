@@ -47,7 +47,7 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 	},
 	{
 		Name:      "rms_norm",
-		Source:    "ops_norm.go:42",
+		Source:    "ops_norm.go:41",
 		Workgroup: [3]uint32{64, 1, 1},
 		Buffers: []prebuilt.Buffer{
 			{Name: "x", Elem: "f32", ElemBytes: 4, Access: prebuilt.Read},
@@ -60,10 +60,10 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 			{Name: "weighted", Type: "u32"},
 		},
 		Artifacts: []prebuilt.Artifact{
-			{Backend: "cuda", File: "onesource/rms_norm.cu", SHA256: "db67b2083af89b68fdd77946d5f4c595248f324fb0ac113876dbe36cc0e2acc1"},
-			{Backend: "hip", File: "onesource/rms_norm.hip", SHA256: "cbc448ff001a30d49c4f2e77ca7e79128ce6523a11183b0b5d4539fcfcfb28f9"},
-			{Backend: "metal", File: "onesource/rms_norm.metal", SHA256: "994ebbbcbc554951473d2345482d5fd4433ec8e2ca18073244862bb49cf14c65"},
-			{Backend: "vulkan", File: "onesource/rms_norm.spv", SHA256: "a0182e99d52a9da28ec019b9d66748ebccef4f229a62d0547f601c9067e6848b",
+			{Backend: "cuda", File: "onesource/rms_norm.cu", SHA256: "22edecd2a49b456acacdb95bf3197a3c5b110e051a9fb768731a0cae09fa7dc0"},
+			{Backend: "hip", File: "onesource/rms_norm.hip", SHA256: "3d2190ee90552205da9c34886635f9c23bd8d830e99ece644c394b313f3682d5"},
+			{Backend: "metal", File: "onesource/rms_norm.metal", SHA256: "b413e4002994c86930200d30a609fdc79690de5a1ede1cd85c2eb9d5146d03b9"},
+			{Backend: "vulkan", File: "onesource/rms_norm.spv", SHA256: "2d3b167ad1f47c1051057f00a4d49f2d2294f7d63f07a14bdda21e45fdf173c5",
 				Vulkan: &prebuilt.VulkanModule{PushConstantSize: 12, SubgroupSize: 0, SharedBytes: 256}},
 		},
 	},

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/conformance"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/oracle"
+)
+
+// TestConformSchedulesAll runs `onesource conform -schedules all -json F` for one cell on Vulkan:
+// one JSON record per schedule of the cell's space, each naming its schedule, every one
+// bit-exact, and all with the same output digest.
+func TestConformSchedulesAll(t *testing.T) {
+	if err := vulkan.Available(); err != nil {
+		t.Skipf("vulkan: %v", err)
+	}
+	c, ok := kernels.Lookup("softmax", oracle.F32)
+	if !ok {
+		t.Fatal("softmax/f32 is not registered")
+	}
+	file := filepath.Join(t.TempDir(), "conform.json")
+	code, stdout, stderr := run(t, "conform", "-op", "softmax", "-type", "f32", "-backend", "vulkan", "-schedules", "all", "-json", file)
+	if code != 0 {
+		t.Fatalf("conform exited %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []conformance.Result
+	if err := json.Unmarshal(data, &recs); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, s := range c.Schedules() {
+		want[s.String()] = true
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records for a space of %d schedules", len(recs), len(want))
+	}
+	for _, r := range recs {
+		if !want[r.Schedule] {
+			t.Errorf("record at schedule %q, not one of the cell's", r.Schedule)
+		}
+		delete(want, r.Schedule)
+		if !r.BitExact || r.Digest == "" || r.Digest != recs[0].Digest || r.Width != oracle.RowWidth {
+			t.Errorf("record %+v: want bit-exact, width %d, digest %s", r, oracle.RowWidth, recs[0].Digest)
+		}
+	}
+	if !strings.Contains(stdout, "every cell gave the same bytes at every schedule") {
+		t.Errorf("the report does not say the bytes agree:\n%s", stdout)
+	}
+}
+
+func TestConformBadSchedules(t *testing.T) {
+	for _, arg := range []string{"lanes=12", "lanes=8,sideways", "some"} {
+		code, _, stderr := run(t, "conform", "-op", "add", "-schedules", arg)
+		if code != 2 || !strings.Contains(stderr, "-schedules") {
+			t.Errorf("-schedules %s: exit %d, stderr %q; want 2 and a message naming -schedules", arg, code, stderr)
+		}
+	}
+}
