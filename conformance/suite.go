@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/onesource-go/onesource/kernels"
@@ -122,7 +124,8 @@ func ParseSchedules(text string) (Schedules, error) {
 
 // Run judges every selected cell on every selected target at the schedules sched picks (nil:
 // DefaultSchedules) and returns one Result per (cell, backend, schedule), unavailable backends
-// included (Ran false, Reason the cause).
+// included (Ran false, Reason the cause). Targets run concurrently, up to one per CPU; progress
+// is called from one goroutine at a time.
 func Run(f Filter, targets []Target, sched Schedules, progress Progress) []Result {
 	if sched == nil {
 		sched = DefaultSchedules
@@ -148,19 +151,38 @@ func Run(f Filter, targets []Target, sched Schedules, progress Progress) []Resul
 			total += len(sched(c, t.Name(), TargetSubgroup(t)))
 		}
 	}
+	// The backends run concurrently, at most one per CPU (each is its own device or toolchain
+	// and mostly waits for a compiler or a driver); each runs its cells in order. Results keep
+	// the target order, whatever finished first.
 	done := len(results)
-	for _, t := range active {
-		for _, c := range cells {
-			for _, s := range sched(c, t.Name(), TargetSubgroup(t)) {
-				r := Judge(t, c, s)
-				results = append(results, r)
-				done++
-				if progress != nil {
-					progress(done, total, r)
+	var mu sync.Mutex
+	per := make([][]Result, len(active))
+	slots := make(chan struct{}, max(1, runtime.NumCPU()))
+	var wg sync.WaitGroup
+	for ti, t := range active {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			defer t.Close()
+			for _, c := range cells {
+				for _, s := range sched(c, t.Name(), TargetSubgroup(t)) {
+					r := Judge(t, c, s)
+					mu.Lock()
+					per[ti] = append(per[ti], r)
+					done++
+					if progress != nil {
+						progress(done, total, r)
+					}
+					mu.Unlock()
 				}
 			}
-		}
-		t.Close()
+		}()
+	}
+	wg.Wait()
+	for _, rs := range per {
+		results = append(results, rs...)
 	}
 	sort.SliceStable(results, func(i, j int) bool {
 		a, b := results[i], results[j]
