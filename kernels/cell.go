@@ -101,8 +101,6 @@ type Cell struct {
 	// Width is the canonical width W of the cell's reductions (oracle.Width), 0 for a cell whose
 	// bits do not depend on any order (element-wise ops, get_rows, quantize_q8_1).
 	Width int
-	// MinLanes is the smallest workgroup the cell builds for (0: 1).
-	MinLanes int
 	// DefaultSubgroups is the cell's default workgroup size in subgroups of the device it runs
 	// on (0: the backend's default lane count, DefaultSchedule).
 	DefaultSubgroups int
@@ -111,11 +109,12 @@ type Cell struct {
 // maxLanes is the widest workgroup a cell is scheduled on.
 const maxLanes = 256
 
-// Schedules returns the cell's schedule space: every power-of-two lane count from 8 (or
-// MinLanes) up to min(W, 256), in both layouts where a lane holds more than one virtual lane.
+// Schedules returns the cell's schedule space: every power-of-two lane count from 8 up to
+// min(W, 256) (256 for a cell without a reduction), in both layouts where a lane holds more than
+// one virtual lane.
 func (c Cell) Schedules() []Schedule {
 	var out []Schedule
-	for t := max(8, c.MinLanes); t <= c.maxLanes(); t *= 2 {
+	for t := 8; t <= c.maxLanes(); t *= 2 {
 		out = append(out, Schedule{Lanes: t})
 		if c.Width > t {
 			out = append(out, Schedule{Lanes: t, Layout: dsl.Strided})
@@ -135,7 +134,7 @@ func (c Cell) maxLanes() int {
 // (8, 32, a wide one, the widest), with both layouts among them where the cell has a reduction:
 // what the tests run every cell at.
 func (c Cell) SampleSchedules() []Schedule {
-	lo, hi := max(8, c.MinLanes), c.maxLanes()
+	lo, hi := 8, c.maxLanes()
 	lanes := []int{lo}
 	for _, t := range []int{lo * 4, hi / 2, hi} {
 		if t > lanes[len(lanes)-1] && t <= hi {
@@ -158,11 +157,11 @@ func (c Cell) SampleSchedules() []Schedule {
 	return out
 }
 
-// Fits reports whether the cell can run at schedule s: a power-of-two lane count from MinLanes
-// up to its canonical width (when it has one) and 1024, and a known layout.
+// Fits reports whether the cell can run at schedule s: a power-of-two lane count up to its
+// canonical width (when it has one) and 1024, and a known layout.
 func (c Cell) Fits(s Schedule) bool {
 	t := s.Lanes
-	return t >= max(1, c.MinLanes) && t&(t-1) == 0 && t <= 1024 && (c.Width == 0 || t <= c.Width) &&
+	return t >= 1 && t&(t-1) == 0 && t <= 1024 && (c.Width == 0 || t <= c.Width) &&
 		(s.Layout == dsl.Blocked || s.Layout == dsl.Strided)
 }
 
@@ -189,7 +188,7 @@ func (c Cell) DefaultScheduleFor(backend string, subgroup int) Schedule {
 		}
 		s.Lanes = c.DefaultSubgroups * sg
 	}
-	s.Lanes = max(min(s.Lanes, c.maxLanes()), c.MinLanes, 1)
+	s.Lanes = max(min(s.Lanes, c.maxLanes()), 1)
 	return s
 }
 
