@@ -8,11 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/onesource-go/onesource/internal/atomicfile"
 )
 
 // FormatName and FormatVersion are the header every registry file starts with.
@@ -38,11 +37,6 @@ func entryHash(e Entry) string {
 	b, _ := json.Marshal(e)
 	s := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(s[:12])
-}
-
-func contentHash(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }
 
 // Marshal returns the file form of r: indented JSON, a trailing newline, stable order.
@@ -183,10 +177,10 @@ func syntaxErr(name string, b []byte, err error) error {
 	return fmt.Errorf("%s: corrupt registry: %v", name, err)
 }
 
-// Load reads the registry file at path; the file must exist. Save later refuses to overwrite it if
-// it changed on disk in between.
+// Load reads the registry file at path; the file must exist. The registry is bound to path, and Save
+// later refuses to overwrite the file if it changed on disk in between.
 func Load(path string) (*Registry, error) {
-	b, err := os.ReadFile(path)
+	b, bind, err := atomicfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("registry: %v", err)
 	}
@@ -194,36 +188,30 @@ func Load(path string) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.path, r.diskHash = path, contentHash(b)
+	r.file = bind
 	return r, nil
 }
 
-// Open is Load, except that a file that does not exist yields an empty registry bound to path
-// (Save then creates it, refusing if someone else created it first).
+// Open is Load, except that a file that does not exist yields an empty registry bound to path (Save
+// then creates it, refusing if someone else created it first).
 func Open(path string) (*Registry, error) {
 	r, err := Load(path)
 	if err == nil {
 		return r, nil
 	}
-	if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+	if atomicfile.NotExist(path) {
 		r = New()
-		r.path = path
+		r.file.Path = path
 		return r, nil
 	}
 	return nil, err
 }
 
-// Path returns the file the registry was opened from ("" for New).
+// Path returns the file the registry was read from or last saved to ("" for New and Parse).
 func (r *Registry) Path() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.path
-}
-
-// writeHook writes data to f; tests replace it to write slowly.
-var writeHook = func(f *os.File, data []byte) error {
-	_, err := f.Write(data)
-	return err
+	return r.file.Path
 }
 
 // Save writes the registry to path ("" means the file it was opened from) atomically: a temporary
@@ -233,80 +221,11 @@ var writeHook = func(f *os.File, data []byte) error {
 func (r *Registry) Save(path string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if path == "" {
-		path = r.path
-	}
-	if path == "" {
-		return errors.New("registry: save: no path")
-	}
 	data, err := r.marshal()
 	if err != nil {
 		return err
 	}
-	same := r.path != "" && sameFile(r.path, path)
-	check := func() error {
-		cur, err := os.ReadFile(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if same && r.diskHash != "" {
-				return fmt.Errorf("%w: %s was removed", ErrChanged, path)
-			}
-			return nil
-		case err != nil:
-			return fmt.Errorf("registry: save: %v", err)
-		case !same:
-			return fmt.Errorf("registry: save: %s exists and was not loaded by this registry: not overwriting it", path)
-		case contentHash(cur) != r.diskHash:
-			return fmt.Errorf("%w: %s: reload and reapply", ErrChanged, path)
-		}
-		return nil
-	}
-	if err := check(); err != nil {
-		return err
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("registry: save: %v", err)
-	}
-	tmpName := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(tmpName)
-		return fmt.Errorf("registry: save %s: %v", path, err)
-	}
-	if err := writeHook(tmp, data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := check(); err != nil {
-		os.Remove(tmpName)
-		return err
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		os.Remove(tmpName)
-		return fmt.Errorf("registry: save: %v", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	r.path, r.diskHash = path, contentHash(data)
-	return nil
-}
-
-func sameFile(a, b string) bool {
-	if a == b {
-		return true
-	}
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == bb
+	return r.file.Save(path, data, "registry", ErrChanged)
 }
 
 // Conflict explains one disagreement found by Merge. Nothing is dropped: the evidence involved is

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/onesource-go/onesource/internal/atomicfile"
 )
 
 const writerEnv = "ONESOURCE_REGISTRY_TEST_WRITER"
@@ -22,7 +24,7 @@ func TestHelperWriter(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for TestSIGKILLMidSave")
 	}
-	writeHook = func(f *os.File, data []byte) error {
+	atomicfile.WriteHook = func(f *os.File, data []byte) error {
 		fmt.Println("WRITING")
 		for len(data) > 0 {
 			n := min(len(data), 32)

@@ -33,6 +33,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/onesource-go/onesource/internal/atomicfile"
 )
 
 // DefaultThreshold is the minimum median twin/incumbent throughput ratio for a flip, unless the
@@ -358,10 +360,9 @@ type Registry struct {
 	history   []Entry
 	snap      atomic.Pointer[map[Key]Choice]
 
-	// path and diskHash are the file this registry was read from (or will be created as) and the
-	// sha256 of its content then ("" when it did not exist).
-	path     string
-	diskHash string
+	// file is the file this registry was read from (or will be created as) and the sha256 of its
+	// content then ("" when it did not exist).
+	file atomicfile.Binding
 	// Now returns the time recorded in history entries (time.Now when nil); for tests.
 	Now func() time.Time
 }
