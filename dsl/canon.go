@@ -122,12 +122,30 @@ func (c Canon) reduce(p ir.Pos, op ir.ReduceOp, slots []Value) Value {
 			return k.poison(F32, p)
 		}
 	}
-	combine := func(lo, hi Value) Value {
+	return c.reduceN(p, op, [][]Value{slots})[0]
+}
+
+// combiner is op(lo, hi) of a reduction: IEEE add, or the canonical max.
+func (c Canon) combiner(op ir.ReduceOp) func(lo, hi Value) Value {
+	k := c.k
+	return func(lo, hi Value) Value {
 		if op == ir.ReduceSum {
 			return lo.Add(hi)
 		}
 		return k.Select(lo.Gt(hi), lo, hi)
 	}
+}
+
+// cross emits the butterfly across the workgroup's invocations (lowered by package lower).
+func (c Canon) cross(p ir.Pos, op ir.ReduceOp, v Value) Value {
+	return c.k.emit(&ir.Inst{Op: ir.OpReduce, Type: v.Type(), Args: []*ir.Inst{v.in}, Aux: uint64(op), Pos: p})
+}
+
+// reduceN combines m sets of slot values (slots[r][j]: result r, slot j) into m results. The
+// reductions across invocations of all m are emitted next to each other, so the lowering
+// expands them together (one set of barriers).
+func (c Canon) reduceN(p ir.Pos, op ir.ReduceOp, slots [][]Value) []Value {
+	combine := c.combiner(op)
 	// tree combines values in index order: strides 1, 2, ... of the butterfly restricted to them.
 	tree := func(vals []Value) Value {
 		for len(vals) > 1 {
@@ -139,19 +157,29 @@ func (c Canon) reduce(p ir.Pos, op ir.ReduceOp, slots []Value) Value {
 		}
 		return vals[0]
 	}
-	cross := func(v Value) Value {
-		return k.emit(&ir.Inst{Op: ir.OpReduce, Type: v.Type(), Args: []*ir.Inst{v.in}, Aux: uint64(op), Pos: p})
-	}
+	out := make([]Value, len(slots))
 	if c.layout == Blocked {
 		// Strides below S stay inside the invocation; from S up they cross invocations.
-		return cross(tree(slots))
+		for r := range slots {
+			out[r] = tree(slots[r])
+		}
+		for r := range out {
+			out[r] = c.cross(p, op, out[r])
+		}
+		return out
 	}
 	// Strides below T cross invocations, one butterfly per slot; from T up they combine slots.
-	crossed := make([]Value, len(slots))
-	for j, v := range slots {
-		crossed[j] = cross(v)
+	crossed := make([][]Value, len(slots))
+	for r := range slots {
+		crossed[r] = make([]Value, len(slots[r]))
+		for j, v := range slots[r] {
+			crossed[r][j] = c.cross(p, op, v)
+		}
 	}
-	return tree(crossed)
+	for r := range crossed {
+		out[r] = tree(crossed[r])
+	}
+	return out
 }
 
 // unrolledSlots is the most slots a reduction keeps in as many accumulators, walking the
@@ -166,13 +194,26 @@ const unrolledSlots = 4
 // what it reads). Its code is emitted once. Every invocation must reach Sum.
 func (c Canon) Sum(n Value, term func(i Value) Value) Value {
 	p := callerPos()
-	return c.terms(p, ir.ReduceSum, n, float32(math.Copysign(0, -1)), term)
+	return c.terms(p, ir.ReduceSum, n, float32(math.Copysign(0, -1)), 1, func(i Value) []Value { return []Value{term(i)} })[0]
+}
+
+// SumN is m canonical sums over the same indices at once: term(i) returns the m terms of index
+// i (one per sum), and SumN returns the m sums, each exactly what Sum of its terms gives. The
+// indices are walked once, so work the terms share (the activations of a matvec over several
+// rows) is done once, and the m reductions share their barriers.
+func (c Canon) SumN(n Value, m int, term func(i Value) []Value) []Value {
+	p := callerPos()
+	if m < 1 {
+		c.k.errorf(p, "Canon.SumN: %d sums", m)
+		return []Value{c.k.poison(F32, p)}
+	}
+	return c.terms(p, ir.ReduceSum, n, float32(math.Copysign(0, -1)), m, term)
 }
 
 // Max is Sum with the canonical max (a > b ? a : b) and identity -Inf.
 func (c Canon) Max(n Value, term func(i Value) Value) Value {
 	p := callerPos()
-	return c.terms(p, ir.ReduceMax, n, float32(math.Inf(-1)), term)
+	return c.terms(p, ir.ReduceMax, n, float32(math.Inf(-1)), 1, func(i Value) []Value { return []Value{term(i)} })[0]
 }
 
 // Each runs body(i) for every index i in [0, n) that this invocation's slots own (virtual lane
@@ -235,106 +276,147 @@ func (c Canon) slot(j, n Value, body func(i Value)) {
 	k.For("i", first, n, uint32(c.w), body)
 }
 
-// terms is Sum and Max: fold each slot, combine.
-func (c Canon) terms(p ir.Pos, op ir.ReduceOp, n Value, identity float32, term func(i Value) Value) Value {
+// terms is Sum, SumN and Max: fold each slot of each of the m reductions, combine.
+func (c Canon) terms(p ir.Pos, op ir.ReduceOp, n Value, identity float32, m int, term func(i Value) []Value) []Value {
 	k := c.k
+	poison := func() []Value {
+		out := make([]Value, m)
+		for r := range out {
+			out[r] = k.poison(F32, p)
+		}
+		return out
+	}
 	if !c.ok {
-		return k.poison(F32, p)
+		return poison()
 	}
 	if n.k != k || n.Type() != U32 {
 		k.errorf(p, "Canon: the term count is %s, want u32", n.Type())
-		return k.poison(F32, p)
+		return poison()
 	}
-	combine := func(lo, hi Value) Value {
-		if op == ir.ReduceSum {
-			return lo.Add(hi)
+	combine := c.combiner(op)
+	// terms returns the m terms of index i, checked.
+	terms := func(i Value) ([]Value, bool) {
+		ts := term(i)
+		if len(ts) != m {
+			k.errorf(p, "Canon: %d terms for %d sums", len(ts), m)
+			return nil, false
 		}
-		return k.Select(lo.Gt(hi), lo, hi)
-	}
-	// fold returns slot j's accumulator: identity, then op with each of its terms in order.
-	fold := func(j Value) Value {
-		acc := k.Var("acc", identity)
-		c.slot(j, n, func(i Value) {
-			t := term(i)
+		for _, t := range ts {
 			if t.k != k || t.Type() != F32 {
 				k.errorf(p, "Canon: a term is %s, want f32", t.Type())
-				return
+				return nil, false
 			}
-			acc.Set(combine(acc.Get(), t))
-		})
-		return acc.Get()
+		}
+		return ts, true
+	}
+	newAccs := func() []Var {
+		accs := make([]Var, m)
+		for r := range accs {
+			accs[r] = k.Var("acc", identity)
+		}
+		return accs
 	}
 	S := c.Slots()
 	if S <= unrolledSlots {
-		// One loop over the invocation's terms; the term goes to its slot's accumulator.
-		accs := make([]Var, S)
+		// One loop over the invocation's terms; each goes to its slot's accumulator.
+		accs := make([][]Var, S)
 		for j := range accs {
-			accs[j] = k.Var("acc", identity)
+			accs[j] = newAccs()
 		}
 		c.flat(n, func(j, i Value) {
-			t := term(i)
-			if t.k != k || t.Type() != F32 {
-				k.errorf(p, "Canon: a term is %s, want f32", t.Type())
+			ts, ok := terms(i)
+			if !ok {
 				return
 			}
-			cur := accs[0].Get()
-			for s := 1; s < S; s++ {
-				cur = k.Select(j.Eq(uint32(s)), accs[s].Get(), cur)
-			}
-			next := combine(cur, t)
-			for s := range accs {
-				if S == 1 {
-					accs[s].Set(next)
-				} else {
-					accs[s].Set(k.Select(j.Eq(uint32(s)), next, accs[s].Get()))
+			for r, t := range ts {
+				cur := accs[0][r].Get()
+				for s := 1; s < S; s++ {
+					cur = k.Select(j.Eq(uint32(s)), accs[s][r].Get(), cur)
+				}
+				next := combine(cur, t)
+				for s := range accs {
+					if S == 1 {
+						accs[s][r].Set(next)
+					} else {
+						accs[s][r].Set(k.Select(j.Eq(uint32(s)), next, accs[s][r].Get()))
+					}
 				}
 			}
 		})
-		slots := make([]Value, S)
-		for j := range slots {
-			slots[j] = accs[j].Get()
+		slots := make([][]Value, m)
+		for r := range slots {
+			slots[r] = make([]Value, S)
+			for j := range slots[r] {
+				slots[r][j] = accs[j][r].Get()
+			}
 		}
-		return c.reduce(p, op, slots)
-	}
-	cross := func(v Value) Value {
-		return k.emit(&ir.Inst{Op: ir.OpReduce, Type: v.Type(), Args: []*ir.Inst{v.in}, Aux: uint64(op), Pos: p})
+		return c.reduceN(p, op, slots)
 	}
 	// The slots in a loop. The pairwise tree over them in index order (strides below S for
-	// blocked, from T up for strided) is kept as a stack: stack[l] holds the finished subtree of
-	// 2^l slots waiting for its right neighbour; slot j's value merges up while the bits of j
-	// are 1 and settles at the first 0 bit. The last slot (all bits 1) carries the whole tree.
+	// blocked, from T up for strided) is kept as a stack per reduction: stack[l] holds the
+	// finished subtree of 2^l slots waiting for its right neighbour; slot j's value merges up
+	// while the bits of j are 1 and settles at the first 0 bit. The last slot (all bits 1)
+	// carries the whole tree.
 	levels := 0
 	for 1<<levels < S {
 		levels++
 	}
-	stack := make([]Var, levels)
-	for l := range stack {
-		stack[l] = k.Var("subtree", identity)
-	}
-	total := k.Var("slots", identity)
-	k.For("slot", uint32(0), uint32(S), uint32(1), func(j Value) {
-		v := fold(j)
-		if c.layout == Strided {
-			v = cross(v) // strides below T first, slot by slot
+	stacks := make([][]Var, m)
+	totals := make([]Var, m)
+	for r := range stacks {
+		stacks[r] = make([]Var, levels)
+		for l := range stacks[r] {
+			stacks[r][l] = k.Var("subtree", identity)
 		}
-		carry := k.Var("carry", v)
-		var push func(l int)
-		push = func(l int) {
-			if l == levels {
-				total.Set(carry.Get())
+		totals[r] = k.Var("slots", identity)
+	}
+	k.For("slot", uint32(0), uint32(S), uint32(1), func(j Value) {
+		accs := newAccs()
+		c.slot(j, n, func(i Value) {
+			ts, ok := terms(i)
+			if !ok {
 				return
 			}
-			k.If(j.Shr(uint32(l)).And(1).Eq(0), func() {
-				stack[l].Set(carry.Get())
-			}).Else(func() {
-				carry.Set(combine(stack[l].Get(), carry.Get()))
-				push(l + 1)
-			})
+			for r, t := range ts {
+				accs[r].Set(combine(accs[r].Get(), t))
+			}
+		})
+		vs := make([]Value, m)
+		for r := range vs {
+			vs[r] = accs[r].Get()
 		}
-		push(0)
+		if c.layout == Strided {
+			for r := range vs {
+				vs[r] = c.cross(p, op, vs[r]) // strides below T first, slot by slot
+			}
+		}
+		for r := range vs {
+			carry := k.Var("carry", vs[r])
+			stack, total := stacks[r], totals[r]
+			var push func(l int)
+			push = func(l int) {
+				if l == levels {
+					total.Set(carry.Get())
+					return
+				}
+				k.If(j.Shr(uint32(l)).And(1).Eq(0), func() {
+					stack[l].Set(carry.Get())
+				}).Else(func() {
+					carry.Set(combine(stack[l].Get(), carry.Get()))
+					push(l + 1)
+				})
+			}
+			push(0)
+		}
 	})
-	if c.layout == Blocked {
-		return cross(total.Get()) // strides from S up cross invocations
+	out := make([]Value, m)
+	for r := range out {
+		out[r] = totals[r].Get()
 	}
-	return total.Get()
+	if c.layout == Blocked {
+		for r := range out {
+			out[r] = c.cross(p, op, out[r]) // strides from S up cross invocations
+		}
+	}
+	return out
 }

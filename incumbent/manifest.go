@@ -42,7 +42,8 @@
 //	}
 //
 // Values are expressions (see Expr) over the shape variables of the op's benchmark workload
-// (package conformance names them: rms_norm has rows, n, eps; add has n; matvec has rows, n),
+// (package conformance names them, the same in every op: rows and n for ops on rows of n values,
+// matvec included; tokens, heads and head_dim for rope; plus the op's parameters such as eps),
 // written as JSON strings or numbers. Push-constant types are u32, i32 and f32 (std430 scalars,
 // 4 bytes; a field's offset defaults to the end of the previous one). Spec-constant types are
 // u32, i32, f32 and bool.

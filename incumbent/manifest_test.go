@@ -238,7 +238,7 @@ func TestPatchSpecConstants(t *testing.T) {
 	e2 := m.Entry("add", "f32", "vulkan")
 	e2.WorkgroupSize[0] = "128"
 	e2.exprs["incumbents[1].workgroup_size[0]"] = mustExpr(t, "128")
-	if _, err := e2.Vulkan(map[string]float64{"n": 1000}); err == nil || !strings.Contains(err.Error(), "declares [256 1 1]") {
+	if _, err := e2.Vulkan(map[string]float64{"rows": 1, "n": 1000}); err == nil || !strings.Contains(err.Error(), "declares [256 1 1]") {
 		t.Fatalf("workgroup mismatch: %v", err)
 	}
 }

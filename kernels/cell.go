@@ -38,33 +38,63 @@ type Schedule struct {
 	// Layout is how the W virtual lanes of the cell's canonical reductions sit on the Lanes
 	// invocations (dsl.Blocked or dsl.Strided). Cells without a reduction ignore it.
 	Layout dsl.Layout
+	// Rows is how many matrix rows one workgroup computes (matvec, matvec_q8: the rows share
+	// their activation loads and their reductions' barriers); 0 means 1. Other cells ignore it.
+	Rows int
 }
 
-// String describes the schedule as reports and test names show it: "lanes=64,blocked".
+// RowsPerGroup is Rows, at least 1.
+func (s Schedule) RowsPerGroup() int { return max(1, s.Rows) }
+
+// String describes the schedule as reports and test names show it: "lanes=64,blocked", and
+// ",rows=R" for more than one row per workgroup.
 func (s Schedule) String() string {
-	return fmt.Sprintf("lanes=%d,%s", s.Lanes, s.Layout)
+	out := fmt.Sprintf("lanes=%d,%s", s.Lanes, s.Layout)
+	if s.Rows > 1 {
+		out += fmt.Sprintf(",rows=%d", s.Rows)
+	}
+	return out
 }
 
-// ParseSchedule reads what String writes ("lanes=64,blocked", "lanes=8,strided"; the layout may
-// be left out: blocked).
+// ParseSchedule reads what String writes ("lanes=64,blocked", "lanes=8,strided,rows=2"; the
+// layout may be left out: blocked; rows too: 1).
 func ParseSchedule(text string) (Schedule, error) {
 	var s Schedule
+	bad := func(why string) (Schedule, error) {
+		return Schedule{}, fmt.Errorf("kernels: schedule %q: %s (want lanes=N[,blocked|strided][,rows=R], N and R powers of two)", text, why)
+	}
 	parts := strings.Split(text, ",")
 	lanes, ok := strings.CutPrefix(parts[0], "lanes=")
 	n, err := strconv.Atoi(lanes)
-	if !ok || err != nil || n < 1 || n&(n-1) != 0 || len(parts) > 2 {
-		return s, fmt.Errorf("kernels: schedule %q: want lanes=N[,blocked|strided] with N a power of two", text)
+	if !ok || err != nil || n < 1 || n&(n-1) != 0 {
+		return bad("no power-of-two lane count first")
 	}
 	s.Lanes = n
-	if len(parts) == 2 {
-		switch parts[1] {
+	rest := parts[1:]
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "rows=") {
+		switch rest[0] {
 		case "blocked":
 			s.Layout = dsl.Blocked
 		case "strided":
 			s.Layout = dsl.Strided
 		default:
-			return s, fmt.Errorf("kernels: schedule %q: layout %q is neither blocked nor strided", text, parts[1])
+			return bad(fmt.Sprintf("layout %q is neither blocked nor strided", rest[0]))
 		}
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
+		v, ok := strings.CutPrefix(rest[0], "rows=")
+		r, err := strconv.Atoi(v)
+		if !ok || err != nil || r < 1 || r&(r-1) != 0 {
+			return bad(fmt.Sprintf("%q is not rows=R with R a power of two", rest[0]))
+		}
+		if r > 1 {
+			s.Rows = r
+		}
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
+		return bad(fmt.Sprintf("unexpected %q", strings.Join(rest, ",")))
 	}
 	return s, nil
 }
@@ -104,6 +134,18 @@ type Cell struct {
 	// DefaultSubgroups is the cell's default workgroup size in subgroups of the device it runs
 	// on (0: the backend's default lane count, DefaultSchedule).
 	DefaultSubgroups int
+	// MaxRows is the most rows per workgroup the cell's kernel takes (Schedule.Rows); 0 or 1:
+	// the cell has no rows knob.
+	MaxRows int
+}
+
+// rowChoices are the rows-per-workgroup values of the cell's space.
+func (c Cell) rowChoices() []int {
+	out := []int{0}
+	for r := 2; r <= c.MaxRows; r *= 2 {
+		out = append(out, r)
+	}
+	return out
 }
 
 // maxLanes is the widest workgroup a cell is scheduled on.
@@ -111,13 +153,15 @@ const maxLanes = 256
 
 // Schedules returns the cell's schedule space: every power-of-two lane count from 8 up to
 // min(W, 256) (256 for a cell without a reduction), in both layouts where a lane holds more than
-// one virtual lane.
+// one virtual lane, each with every rows-per-workgroup choice up to MaxRows (1, 2, 4, ...).
 func (c Cell) Schedules() []Schedule {
 	var out []Schedule
 	for t := 8; t <= c.maxLanes(); t *= 2 {
-		out = append(out, Schedule{Lanes: t})
-		if c.Width > t {
-			out = append(out, Schedule{Lanes: t, Layout: dsl.Strided})
+		for _, r := range c.rowChoices() {
+			out = append(out, Schedule{Lanes: t, Rows: r})
+			if c.Width > t {
+				out = append(out, Schedule{Lanes: t, Layout: dsl.Strided, Rows: r})
+			}
 		}
 	}
 	return out
@@ -147,9 +191,10 @@ func (c Cell) SampleSchedules() []Schedule {
 		}
 	}
 	slices.Sort(lanes)
+	rows := c.rowChoices()
 	out := make([]Schedule, len(lanes))
 	for i, t := range lanes {
-		out[i] = Schedule{Lanes: t}
+		out[i] = Schedule{Lanes: t, Rows: rows[i%len(rows)]}
 		if i%2 == 0 && c.Width > t {
 			out[i].Layout = dsl.Strided
 		}
@@ -161,8 +206,10 @@ func (c Cell) SampleSchedules() []Schedule {
 // canonical width (when it has one) and 1024, and a known layout.
 func (c Cell) Fits(s Schedule) bool {
 	t := s.Lanes
+	r := s.RowsPerGroup()
 	return t >= 1 && t&(t-1) == 0 && t <= 1024 && (c.Width == 0 || t <= c.Width) &&
-		(s.Layout == dsl.Blocked || s.Layout == dsl.Strided)
+		(s.Layout == dsl.Blocked || s.Layout == dsl.Strided) &&
+		s.Rows >= 0 && r&(r-1) == 0 && (r == 1 || r <= c.MaxRows)
 }
 
 // SubgroupHint is the subgroup size assumed for backend when the device is not known: 32 (a

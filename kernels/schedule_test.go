@@ -48,6 +48,18 @@ func TestCellSchedules(t *testing.T) {
 		if c.Width > 8 && (!layouts[dsl.Blocked] || !layouts[dsl.Strided]) {
 			t.Errorf("%s: the sample %v does not cover both layouts", c.Name(), sample)
 		}
+		rows := map[int]bool{}
+		for _, s := range sample {
+			rows[s.RowsPerGroup()] = true
+		}
+		for r := 1; r <= c.MaxRows; r *= 2 {
+			if !rows[r] {
+				t.Errorf("%s: the sample %v has no schedule with %d rows per workgroup", c.Name(), sample, r)
+			}
+		}
+		if c.Fits(kernels.Schedule{Lanes: 8, Rows: 2 * max(1, c.MaxRows)}) {
+			t.Errorf("%s: more rows per workgroup than MaxRows %d fit", c.Name(), c.MaxRows)
+		}
 		for _, b := range []string{"vulkan", "cuda", "hip", "metal"} {
 			if s := c.DefaultSchedule(b); !c.Fits(s) {
 				t.Errorf("%s: default schedule %s on %s does not fit", c.Name(), s, b)
@@ -108,16 +120,24 @@ func caseDiff(a, b []kernels.Case) string {
 }
 
 func TestParseSchedule(t *testing.T) {
-	for _, s := range []kernels.Schedule{{Lanes: 8}, {Lanes: 64, Layout: dsl.Strided}, {Lanes: 256}} {
+	for _, s := range []kernels.Schedule{{Lanes: 8}, {Lanes: 64, Layout: dsl.Strided}, {Lanes: 256}, {Lanes: 32, Rows: 2}, {Lanes: 16, Layout: dsl.Strided, Rows: 4}} {
 		got, err := kernels.ParseSchedule(s.String())
 		if err != nil || got != s {
 			t.Errorf("ParseSchedule(%q) = %v, %v", s.String(), got, err)
 		}
 	}
-	if s, err := kernels.ParseSchedule("lanes=32"); err != nil || s != (kernels.Schedule{Lanes: 32}) {
-		t.Errorf("lanes=32: %v, %v", s, err)
+	for text, want := range map[string]kernels.Schedule{
+		"lanes=32":                {Lanes: 32},
+		"lanes=8,rows=4":          {Lanes: 8, Rows: 4},
+		"lanes=8,strided,rows=1":  {Lanes: 8, Layout: dsl.Strided},
+		"lanes=16,blocked,rows=2": {Lanes: 16, Rows: 2},
+	} {
+		if s, err := kernels.ParseSchedule(text); err != nil || s != want {
+			t.Errorf("%s: %v, %v; want %v", text, s, err, want)
+		}
 	}
-	for _, bad := range []string{"", "lanes=0", "lanes=12", "lanes=8,diagonal", "threads=8", "lanes=8,blocked,x"} {
+	for _, bad := range []string{"", "lanes=0", "lanes=12", "lanes=8,diagonal", "threads=8", "lanes=8,blocked,x",
+		"lanes=8,rows=3", "lanes=8,rows=0", "lanes=8,rows=2,blocked", "lanes=8,blocked,rows=2,rows=2"} {
 		if _, err := kernels.ParseSchedule(bad); err == nil {
 			t.Errorf("ParseSchedule(%q) accepted", bad)
 		}
