@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand"
 	"sort"
 	"strings"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/ir"
 	"github.com/onesource-go/onesource/kernels"
-	"github.com/onesource-go/onesource/oracle"
 )
 
 // The kernel-only A/B benchmark of docs/contracts.md: a cell's DSL twin against its hand-written
@@ -31,377 +29,22 @@ import (
 // the bytes read plus the bytes written (2*size per copy). The bandwidth of a DSL copy kernel
 // (read n u32, write n u32, measured like a twin) is reported beside it for reference.
 
-// Operand is one buffer of a workload, named as the twin's kernel names its binding.
-type Operand struct {
-	Name   string
-	Data   []byte // initial bytes (outputs: zeros of the output size)
-	Output bool
-	Elem   string // element type for comparisons ("f32")
-}
-
-// Workload is an op's benchmark input at one shape: its operands, the twin's parameters and
-// grid, and the oracle's outputs.
-type Workload struct {
-	Op, Type   string
-	Shape      map[string]float64 // the shape variables manifest expressions refer to
-	Operands   []Operand
-	TwinParams []uint32  // the twin's parameters in declaration order
-	TwinGroups [3]uint32 // the twin's grid
-	// Want returns the oracle's bytes for every output operand, by name (nil: not known).
-	Want func() (map[string][]byte, error)
-}
-
-// Bytes is the op's minimal memory traffic: every operand read or written once.
-func (w *Workload) Bytes() int {
-	n := 0
-	for _, o := range w.Operands {
-		n += len(o.Data)
-	}
-	return n
-}
-
-func (w *Workload) operand(name string) (*Operand, bool) {
-	for i := range w.Operands {
-		if w.Operands[i].Name == name {
-			return &w.Operands[i], true
-		}
-	}
-	return nil, false
-}
-
-type workloadDef struct {
-	shape map[string]float64 // default (realistic) benchmark shape
-	build func(sh map[string]float64, s kernels.Schedule) (*Workload, error)
-}
-
-// workloads are the ops the A/B benchmark feeds at a chosen realistic shape. Shape variables:
-// rms_norm rows, n, eps; add n; matvec and matvec_q8 (every weight type) rows, n. Every other
-// cell gets a case workload (see caseWorkload).
-var workloads = map[string]workloadDef{
-	"rms_norm/f32": {shape: map[string]float64{"rows": 512, "n": 4096, "eps": 1e-6}, build: rmsNormWorkload},
-	"add/f32":      {shape: map[string]float64{"n": 512 * 4096}, build: addWorkload},
-}
-
-// matvecShape is the realistic shape of the matvec workloads: 1024 rows of 4096 values (a
-// quarter of a 4096x4096 projection: the kernel's per-row work at the decoding size, in a
-// dispatch long enough to be measured on a CPU driver).
-var matvecShape = map[string]float64{"rows": 1024, "n": 4096}
-
-// workloadOf returns the realistic workload definition of cell key ("op/type", lower case).
-func workloadOf(key string) (workloadDef, bool) {
-	if def, ok := workloads[key]; ok {
-		return def, true
-	}
-	c, ok := lookupCell(key)
-	if !ok || c.Op != "matvec" && c.Op != "matvec_q8" {
-		return workloadDef{}, false
-	}
-	t, q8 := c.Type, c.Op == "matvec_q8"
-	return workloadDef{shape: matvecShape, build: func(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
-		return matvecWorkload(t, q8, sh)
-	}}, true
-}
-
-// WorkloadOps lists the cells ("op/type") with a workload at a chosen realistic shape; every other
-// registered cell is fed its largest conformance case (see NewWorkload).
-func WorkloadOps() []string {
-	var out []string
-	for _, c := range kernels.Cells() {
-		if key := strings.ToLower(c.Name()); func() bool { _, ok := workloadOf(key); return ok }() {
-			out = append(out, key)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// NewWorkload builds the benchmark input of cell op/typ. The cells of WorkloadOps get their
-// default shape, with the variables of shape (may be nil) overriding it; every other registered
-// cell gets its case workload (see caseWorkload), whose shape is fixed by the case: shape may
-// only restate its variables.
-func NewWorkload(op, typ string, shape map[string]float64, s kernels.Schedule) (*Workload, error) {
-	key := strings.ToLower(op + "/" + typ)
-	def, ok := workloadOf(key)
-	if !ok {
-		c, found := lookupCell(key)
-		if !found {
-			return nil, fmt.Errorf("A/B benchmark: no cell %s", key)
-		}
-		w, err := caseWorkload(c, s)
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range shape {
-			if have, known := w.Shape[k]; !known || have != v {
-				return nil, fmt.Errorf("A/B benchmark: %s: the shape is that of its largest conformance case (%s); cannot set %s = %v", key, shapeString(w.Shape), k, v)
-			}
-		}
-		w.Op, w.Type = op, typ
-		return w, nil
-	}
-	sh := map[string]float64{}
-	for k, v := range def.shape {
-		sh[k] = v
-	}
-	for k, v := range shape {
-		if _, known := def.shape[k]; !known {
-			return nil, fmt.Errorf("A/B benchmark: %s has no shape variable %q", key, k)
-		}
-		sh[k] = v
-	}
-	for k, v := range sh {
-		if k != "eps" && (v < 1 || v != math.Trunc(v)) {
-			return nil, fmt.Errorf("A/B benchmark: %s: shape variable %s = %v must be a positive integer", key, k, v)
-		}
-	}
-	w, err := def.build(sh, s)
-	if err != nil {
-		return nil, err
-	}
-	w.Op, w.Type, w.Shape = op, typ, sh
-	return w, nil
-}
-
-// lookupCell returns the registered cell named key ("op/type", lower case).
-func lookupCell(key string) (kernels.Cell, bool) {
-	for _, c := range kernels.Cells() {
-		if strings.ToLower(c.Name()) == key {
-			return c, true
-		}
-	}
-	return kernels.Cell{}, false
-}
-
-func shapeString(sh map[string]float64) string {
-	keys := make([]string, 0, len(sh))
-	for k := range sh {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%v", k, sh[k])
-	}
-	return strings.Join(parts, " ")
-}
-
-// caseWorkload is the workload of any cell: its largest conformance case at schedule s (the most
-// bytes over all bindings; the first of equals), so that no op-specific input builder is
-// needed. Operands are the twin's bindings, named as its kernel names them, with the case's
-// initial bytes; the outputs are the case's compared bindings, and Want returns the case's
-// oracle bytes. The twin's parameters and grid are the case's.
-//
-// Shape variables, for the incumbent's expressions: every parameter of the twin by its name (u32
-// and i32 as integers, f32 as its value: n, mask_rows, scale, ...), grid_x, grid_y and grid_z
-// (the case's grid), lanes (s.Lanes), and bytes_NAME (the byte size of operand NAME). A shape
-// variable the twin's kernel also names as a parameter keeps the parameter's value.
-func caseWorkload(c kernels.Cell, s kernels.Schedule) (*Workload, error) {
-	k, err := c.Build(s).Build()
-	if err != nil {
-		return nil, fmt.Errorf("A/B benchmark: %s: twin does not build: %w", c.Name(), err)
-	}
-	cases, err := c.Cases(s)
-	if err != nil {
-		return nil, fmt.Errorf("A/B benchmark: %s: cases: %w", c.Name(), err)
-	}
-	best, bestBytes := -1, -1
-	for i, cs := range cases {
-		n := 0
-		for _, b := range cs.Buffers {
-			n += len(b)
-		}
-		if n > bestBytes {
-			best, bestBytes = i, n
-		}
-	}
-	if best < 0 {
-		return nil, fmt.Errorf("A/B benchmark: %s has no conformance case", c.Name())
-	}
-	cs := cases[best]
-	if len(cs.Buffers) != len(k.Buffers) {
-		return nil, fmt.Errorf("A/B benchmark: %s case %s: %d buffers for %d bindings", c.Name(), cs.Name, len(cs.Buffers), len(k.Buffers))
-	}
-	if len(cs.Params) != len(k.Params) {
-		return nil, fmt.Errorf("A/B benchmark: %s case %s: %d parameters for %d", c.Name(), cs.Name, len(cs.Params), len(k.Params))
-	}
-	w := &Workload{
-		Op: c.Op, Type: c.Type.String(),
-		Shape:      map[string]float64{},
-		TwinParams: append([]uint32(nil), cs.Params...),
-		TwinGroups: cs.Groups,
-	}
-	elem := map[int]string{}
-	for j, b := range cs.Outputs {
-		e := "f32"
-		if j < len(cs.Elem) && cs.Elem[j] != "" {
-			e = cs.Elem[j]
-		}
-		elem[b] = e
-	}
-	for i, b := range k.Buffers {
-		e, out := elem[i]
-		w.Operands = append(w.Operands, Operand{Name: b.Name, Data: append([]byte(nil), cs.Buffers[i]...), Output: out, Elem: e})
-		w.Shape["bytes_"+b.Name] = float64(len(cs.Buffers[i]))
-	}
-	w.Shape["grid_x"], w.Shape["grid_y"], w.Shape["grid_z"] = float64(cs.Groups[0]), float64(cs.Groups[1]), float64(cs.Groups[2])
-	w.Shape["lanes"] = float64(s.Lanes)
-	for i, p := range k.Params {
-		v := cs.Params[i]
-		switch p.Type {
-		case ir.TF32:
-			w.Shape[p.Name] = float64(math.Float32frombits(v))
-		case ir.TI32:
-			w.Shape[p.Name] = float64(int32(v))
-		default:
-			w.Shape[p.Name] = float64(v)
-		}
-	}
-	want := map[string][]byte{}
-	for j, b := range cs.Outputs {
-		if j < len(cs.Want) && b >= 0 && b < len(k.Buffers) {
-			want[k.Buffers[b].Name] = cs.Want[j]
-		}
-	}
-	w.Want = func() (map[string][]byte, error) { return want, nil }
-	return w, nil
-}
-
-func randF32(rng *rand.Rand, n int, scale, offset float64) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(offset + scale*rng.NormFloat64())
-	}
-	return x
-}
-
-func f32le(x []float32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
-}
-
-func rmsNormWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
-	rows, n, eps := int(sh["rows"]), int(sh["n"]), float32(sh["eps"])
-	rng := rand.New(rand.NewSource(1))
-	x := randF32(rng, rows*n, 1, 0)
-	wt := randF32(rng, n, 0.25, 1)
-	return &Workload{
-		Operands: []Operand{
-			{Name: "x", Data: f32le(x)},
-			{Name: "w", Data: f32le(wt)},
-			{Name: "y", Data: make([]byte, 4*rows*n), Output: true, Elem: "f32"},
-		},
-		TwinParams: []uint32{uint32(n), math.Float32bits(eps), 1},
-		TwinGroups: [3]uint32{uint32(rows), 1, 1},
-		Want: func() (map[string][]byte, error) {
-			y := make([]float32, rows*n)
-			if err := oracle.RMSNormF32(y, x, wt, n, eps); err != nil {
-				return nil, err
-			}
-			return map[string][]byte{"y": f32le(y)}, nil
-		},
-	}, nil
-}
-
-func addWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
-	n := int(sh["n"])
-	rng := rand.New(rand.NewSource(2))
-	a, b := randF32(rng, n, 1, 0), randF32(rng, n, 1, 0)
-	g := (n + s.Lanes - 1) / s.Lanes
-	g = max(1, min(g, 65535))
-	return &Workload{
-		Operands: []Operand{
-			{Name: "a", Data: f32le(a)},
-			{Name: "b", Data: f32le(b)},
-			{Name: "y", Data: make([]byte, 4*n), Output: true, Elem: "f32"},
-		},
-		TwinParams: []uint32{uint32(n), uint32(n)},
-		TwinGroups: [3]uint32{uint32(g), 1, 1},
-		Want: func() (map[string][]byte, error) {
-			y := make([]float32, n)
-			if err := oracle.AddF32(y, a, b); err != nil {
-				return nil, err
-			}
-			return map[string][]byte{"y": f32le(y)}, nil
-		},
-	}, nil
-}
-
-// matvecWorkload is y = W x for rows rows of n values of type t (kernels.WeightRows: ggml's input
-// kinds quantized by the reference quantizer) and x of N(0,1) values; on the integer path (q8)
-// the operand a is x quantized to the type's activation format. The type's tables are operands
-// too, named as the twin binds them.
-func matvecWorkload(t oracle.Type, q8 bool, sh map[string]float64) (*Workload, error) {
-	rows, n := int(sh["rows"]), int(sh["n"])
-	if _, err := oracle.RowSize(t, n); err != nil {
-		return nil, fmt.Errorf("A/B benchmark: matvec/%s: %w", t, err)
-	}
-	var wb []byte
-	var x []float32
-	if t == oracle.F32 {
-		// The f32 workload as it has been since the first A/B benchmark (seed 3: w ~ N(0, 0.01),
-		// x ~ N(0, 1)), so measurements stay comparable.
-		rng := rand.New(rand.NewSource(3))
-		wb = f32le(randF32(rng, rows*n, 0.1, 0))
-		x = randF32(rng, n, 1, 0)
-	} else {
-		var err error
-		if wb, err = kernels.WeightRows(t, rows, n, 3); err != nil {
-			return nil, err
-		}
-		x = randF32(rand.New(rand.NewSource(4)), n, 1, 0)
-	}
-	xop := Operand{Name: "x", Data: f32le(x)}
-	if q8 {
-		act, ok := oracle.ActivationType(t)
-		if !ok {
-			return nil, fmt.Errorf("A/B benchmark: %s has no integer path", t)
-		}
-		as, err := oracle.RowSize(act, n)
-		if err != nil {
-			return nil, err
-		}
-		aq := make([]byte, as)
-		if err := oracle.Quantize(act, x, aq); err != nil {
-			return nil, err
-		}
-		xop = Operand{Name: "a", Data: kernels.PadWords(aq)}
-	}
-	names, tables, err := kernels.Tables(t)
-	if err != nil {
-		return nil, err
-	}
-	ops := []Operand{{Name: "w", Data: kernels.PadWords(wb)}, xop, {Name: "y", Data: make([]byte, 4*rows), Output: true, Elem: "f32"}}
-	for i, name := range names {
-		ops = append(ops, Operand{Name: name, Data: tables[i]})
-	}
-	return &Workload{
-		Operands:   ops,
-		TwinParams: []uint32{uint32(n)},
-		TwinGroups: [3]uint32{uint32(rows), 1, 1},
-		Want: func() (map[string][]byte, error) {
-			y := make([]float32, rows)
-			mv := oracle.MatVec
-			if q8 {
-				mv = oracle.MatVecQ8
-			}
-			if err := mv(t, wb, x, y); err != nil {
-				return nil, err
-			}
-			return map[string][]byte{"y": f32le(y)}, nil
-		},
-	}, nil
-}
-
 // ABOptions sets the benchmark's sizes; zero values take the defaults.
 type ABOptions struct {
 	Pairs  int                // A B pairs (default 9)
 	N      int                // dispatches per measurement (default 10)
 	Warmup int                // warm-up dispatches per measurement (default 2)
-	Shape  map[string]float64 // shape overrides (after the manifest entry's own)
+	Shape  map[string]float64 // shape overrides (after the manifest entry's own; not with Workload)
 	Twin   *ir.Kernel         // the twin to run (default: the cell's kernel at the schedule)
+	// Schedule is the twin's schedule (nil: the cell's default on the device); the workload's
+	// dispatch is laid out for it, and Twin, when set, must be built for it.
+	Schedule *kernels.Schedule
+	// Workload, when set, is the input RunAB runs instead of building one with NewWorkload: the
+	// shape overrides (the manifest entry's and Shape) then do not apply. It must suit the twin
+	// RunAB runs (Twin, else the cell's kernel at its default schedule on the device): its
+	// TwinParams and TwinGroups are used as they are, and its Vars (Shape and Derived) feed the
+	// incumbent's expressions.
+	Workload *Workload
 }
 
 func (o ABOptions) withDefaults() ABOptions {
@@ -565,21 +208,27 @@ func (s *bufferSet) release() {
 }
 
 // RunAB benchmarks the twin of cell c against incumbent e on device d (see the file comment).
-// The shape is the op's default, overridden by e.Shape, then by o.Shape.
+// The shape is the op's default, overridden by e.Shape, then by o.Shape; with o.Workload set,
+// RunAB runs that workload as it is instead, and neither e.Shape nor o.Shape applies.
 func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*ABResult, error) {
 	start := time.Now()
 	o = o.withDefaults()
 	s := c.DefaultScheduleFor("vulkan", d.Caps().SubgroupSize)
-	shape := map[string]float64{}
-	for k, v := range e.Shape {
-		shape[k] = v
+	if o.Schedule != nil {
+		s = *o.Schedule
 	}
-	for k, v := range o.Shape {
-		shape[k] = v
-	}
-	w, err := NewWorkload(c.Op, c.Type.String(), shape, s)
-	if err != nil {
-		return nil, err
+	w, err := o.Workload, error(nil)
+	if w == nil {
+		shape := map[string]float64{}
+		for k, v := range e.Shape {
+			shape[k] = v
+		}
+		for k, v := range o.Shape {
+			shape[k] = v
+		}
+		if w, err = NewWorkload(c.Op, c.Type.String(), shape, s); err != nil {
+			return nil, err
+		}
 	}
 	bs := &bufferSet{d: d, byOp: map[string]*vulkan.Buffer{}}
 	defer bs.release()
@@ -619,7 +268,7 @@ func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*
 	}
 
 	// B: the incumbent.
-	l, err := e.Vulkan(w.Shape)
+	l, err := e.Vulkan(w.Vars())
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,9 @@ type Result struct {
 	Reason  string  `json:"reason,omitempty"`
 	Seconds float64 `json:"seconds"`
 	Ran     bool    `json:"ran"`
+	// Perf is the kernel-only measurement at the op's realistic shape (level P), when the run
+	// was measured (conform -bench; Vulkan only).
+	Perf *CellBench `json:"perf,omitempty"`
 }
 
 // Judge runs one cell on one open target at schedule s and returns the verdict.

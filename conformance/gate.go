@@ -17,6 +17,7 @@ import (
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/registry"
+	"github.com/onesource-go/onesource/tuning"
 )
 
 // The gate (docs/contracts.md, "Cells, the registry and the gate"): for every selected cell on Vulkan,
@@ -43,6 +44,9 @@ type GateOptions struct {
 	All bool
 	// Progress is told about every finished row.
 	Progress func(GateRow)
+	// Tuning, when set, gives each cell the schedule tuned for this device and this version of
+	// its twin (TunedSchedule); cells it does not hold run at their default.
+	Tuning *tuning.Cache
 }
 
 // GateRow is the gate's outcome for one cell.
@@ -122,7 +126,8 @@ func Gate(v *Vulkan, m *incumbent.Manifest, reg *registry.Registry, o GateOption
 				c.Build = b
 			}
 		}
-		row := gateCell(v, d, c, e, c.DefaultScheduleFor("vulkan", v.SubgroupSize()), o)
+		s, _, _ := TunedSchedule(o.Tuning, v, c)
+		row := gateCell(v, d, c, e, s, o)
 		row.Evidence.Device, row.Evidence.Driver, row.Evidence.Toolchain = device, driver, Toolchain()
 		apply(reg, &row, e)
 		rows = append(rows, row)
@@ -156,13 +161,15 @@ func gateCell(v *Vulkan, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, s
 	if !row.Judge.BitExact {
 		// The incumbent's hash is still recorded (the cell has one), without a benchmark.
 		if w, err := NewWorkload(c.Op, c.Type.String(), e.Shape, s); err == nil {
-			if l, err := e.Vulkan(w.Shape); err == nil {
+			if l, err := e.Vulkan(w.Vars()); err == nil {
 				ev.IncumbentHash = "sha256:" + l.Hash
 			}
 		}
 		return row
 	}
-	r, err := RunAB(d, c, e, o.AB)
+	ab := o.AB
+	ab.Schedule = &s
+	r, err := RunAB(d, c, e, ab)
 	if err != nil {
 		row.Err = "benchmark: " + err.Error()
 		return row

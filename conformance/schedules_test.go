@@ -22,7 +22,7 @@ var scheduleTargets = map[string]bool{"vulkan": true, "cuda": true}
 // parallel), requires every run to be bit-exact against the oracle, and requires every cell to
 // give the same bytes at every schedule and on both backends.
 func TestConformanceSchedules(t *testing.T) {
-	sample := func(c kernels.Cell, _ string, _ int) []kernels.Schedule { return c.SampleSchedules() }
+	sample := func(c kernels.Cell, _ conformance.Target) []kernels.Schedule { return c.SampleSchedules() }
 	var (
 		mu      sync.Mutex
 		results []conformance.Result

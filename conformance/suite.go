@@ -52,25 +52,24 @@ var extraTargets []Target
 // Progress is told about every finished (cell, backend, schedule).
 type Progress func(done, total int, r Result)
 
-// Schedules chooses the schedules a cell runs at on a backend whose device has subgroups of
-// subgroup invocations.
-type Schedules func(c kernels.Cell, backend string, subgroup int) []kernels.Schedule
+// Schedules chooses the schedules a cell runs at on an open target.
+type Schedules func(c kernels.Cell, t Target) []kernels.Schedule
 
-// DefaultSchedules runs each cell once, at its default schedule for the backend and device
-// (kernels.Cell.DefaultScheduleFor).
-func DefaultSchedules(c kernels.Cell, backend string, subgroup int) []kernels.Schedule {
-	return []kernels.Schedule{c.DefaultScheduleFor(backend, subgroup)}
+// DefaultSchedules runs each cell once, at its default schedule for the target's backend and
+// device (kernels.Cell.DefaultScheduleFor with TargetSubgroup).
+func DefaultSchedules(c kernels.Cell, t Target) []kernels.Schedule {
+	return []kernels.Schedule{c.DefaultScheduleFor(t.Name(), TargetSubgroup(t))}
 }
 
 // AllSchedules runs each cell at every schedule of its space (kernels.Cell.Schedules).
-func AllSchedules(c kernels.Cell, backend string, subgroup int) []kernels.Schedule {
-	return withDefault(c.Schedules(), c.DefaultScheduleFor(backend, subgroup))
+func AllSchedules(c kernels.Cell, t Target) []kernels.Schedule {
+	return withDefault(c.Schedules(), c.DefaultScheduleFor(t.Name(), TargetSubgroup(t)))
 }
 
 // SampleSchedules runs each cell at its four sample schedules (kernels.Cell.SampleSchedules)
 // and at its default.
-func SampleSchedules(c kernels.Cell, backend string, subgroup int) []kernels.Schedule {
-	return withDefault(c.SampleSchedules(), c.DefaultScheduleFor(backend, subgroup))
+func SampleSchedules(c kernels.Cell, t Target) []kernels.Schedule {
+	return withDefault(c.SampleSchedules(), c.DefaultScheduleFor(t.Name(), TargetSubgroup(t)))
 }
 
 // TargetSubgroup is the subgroup size of an open target's device as its lowering uses it (the
@@ -111,7 +110,7 @@ func ParseSchedules(text string) (Schedules, error) {
 		}
 		list = append(list, s)
 	}
-	return func(c kernels.Cell, _ string, _ int) []kernels.Schedule {
+	return func(c kernels.Cell, _ Target) []kernels.Schedule {
 		var out []kernels.Schedule
 		for _, s := range list {
 			if c.Fits(s) {
@@ -148,7 +147,7 @@ func Run(f Filter, targets []Target, sched Schedules, progress Progress) []Resul
 	total := len(results)
 	for _, t := range active {
 		for _, c := range cells {
-			total += len(sched(c, t.Name(), TargetSubgroup(t)))
+			total += len(sched(c, t))
 		}
 	}
 	// The backends run concurrently, at most one per CPU (each is its own device or toolchain
@@ -167,7 +166,7 @@ func Run(f Filter, targets []Target, sched Schedules, progress Progress) []Resul
 			defer func() { <-slots }()
 			defer t.Close()
 			for _, c := range cells {
-				for _, s := range sched(c, t.Name(), TargetSubgroup(t)) {
+				for _, s := range sched(c, t) {
 					r := Judge(t, c, s)
 					mu.Lock()
 					per[ti] = append(per[ti], r)
@@ -335,7 +334,17 @@ func WriteMatrix(w io.Writer, results []Result) {
 			bad = append(bad, r)
 		}
 	}
-	fmt.Fprintln(w, "\nlevels: E emitted, V validated by the vendor toolchain, X executed on a real driver, H host emulation (not a GPU), B bit-exact")
+	fmt.Fprintln(w, "\nlevels: E emitted, V validated by the vendor toolchain, X executed on a real driver, H host emulation (not a GPU), B bit-exact, P performance measured")
+	var perf []*CellBench
+	for _, r := range results {
+		if r.Perf != nil {
+			perf = append(perf, r.Perf)
+		}
+	}
+	if len(perf) > 0 {
+		fmt.Fprintln(w, "\nperformance (level P), kernel-only at each op's realistic shape:")
+		WriteBench(w, perf)
+	}
 	for _, b := range backends {
 		if why, ok := unavailable[b]; ok {
 			fmt.Fprintf(w, "%s: %s\n", b, why)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onesource-go/onesource/conformance"
+	"github.com/onesource-go/onesource/tuning"
 )
 
 func init() {
@@ -29,9 +30,11 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	types := fs.String("type", "", "comma-separated types (default all)")
 	backends := fs.String("backend", "", "comma-separated backends (default all)")
 	jsonOut := fs.String("json", "", "write one JSON record per (cell, backend, schedule) to this file")
+	bench := fs.Bool("bench", false, "also measure every bit-exact Vulkan run kernel-only at its op's realistic shape (level P; GB/s and % of the copy roofline in the JSON records)")
+	tuningPath := fs.String("tuning", "", "tuning cache file: with -schedules default, Vulkan runs each cell at its tuned schedule (see onesource tune)")
 	schedules := fs.String("schedules", "default", "default (each backend's), sample (four per cell and the default), all (every schedule of each cell), or a list like 'lanes=8,strided;lanes=64'")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-json FILE]")
+		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-tuning FILE] [-bench] [-json FILE]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -50,6 +53,18 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "onesource conform: %v\n", err)
 		return 2
+	}
+	if *tuningPath != "" {
+		if *schedules != "default" {
+			fmt.Fprintln(stderr, "onesource conform: -tuning goes with -schedules default")
+			return 2
+		}
+		cache, err := tuning.Load(*tuningPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource conform: %v\n", err)
+			return 1
+		}
+		sched = conformance.TunedSchedules(cache)
 	}
 	start := time.Now()
 	tty := isTerminal(stderr)
@@ -70,6 +85,18 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%d/%d %s/%s/%s %s %s %s (%.2fs)\n", done, total, r.Op, r.Type, r.Backend, r.Schedule, r.Levels, status, r.Seconds)
 	}
 	results := conformance.Run(f, conformance.Targets(), sched, progress)
+	if *bench {
+		v := &conformance.Vulkan{}
+		if err := v.Open(); err != nil {
+			fmt.Fprintf(stderr, "onesource conform: -bench: Vulkan unavailable: %v\n", err)
+		} else {
+			if w := conformance.BusyWarning(); w != "" {
+				fmt.Fprintln(stderr, w)
+			}
+			conformance.Measure(v, results, conformance.BenchOptions{})
+			v.Close()
+		}
+	}
 	conformance.WriteMatrix(stdout, results)
 	fmt.Fprintf(stdout, "suite time: %s\n", time.Since(start).Round(time.Millisecond))
 	if *jsonOut != "" {

@@ -66,3 +66,30 @@ func TestConformBadSchedules(t *testing.T) {
 		}
 	}
 }
+
+// TestConformBench checks level P: with -bench every bit-exact Vulkan run is measured at its
+// op's realistic shape, and the JSON record carries the measurement.
+func TestConformBench(t *testing.T) {
+	if err := vulkan.Available(); err != nil {
+		t.Skipf("vulkan: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "conform.json")
+	code, stdout, stderr := run(t, "conform", "-op", "rms_norm", "-type", "f32", "-backend", "vulkan", "-bench", "-json", file)
+	if code != 0 {
+		t.Fatalf("conform exited %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []conformance.Result
+	if err := json.Unmarshal(data, &recs); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || !strings.HasSuffix(recs[0].Levels, "BP") || recs[0].Perf == nil || !(recs[0].Perf.GBps > 0) || recs[0].Perf.Shape != "64x4096,eps=1e-06" {
+		t.Fatalf("records %+v (perf %+v): want one, level P, a measurement at the realistic shape", recs, recs[0].Perf)
+	}
+	if !strings.Contains(stdout, "performance (level P)") {
+		t.Errorf("the report has no performance table:\n%s", stdout)
+	}
+}

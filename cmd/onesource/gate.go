@@ -4,10 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/registry"
+	"github.com/onesource-go/onesource/tuning"
 )
 
 func init() {
@@ -30,8 +32,10 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	pairs := fs.Int("pairs", 9, "A/B pairs per cell")
 	n := fs.Int("n", 10, "dispatches per measurement")
 	dryRun := fs.Bool("dry-run", false, "do not write the registry")
+	tuningPath := fs.String("tuning", "", "tuning cache file: each cell runs at the schedule tuned for this device (see onesource tune), else its default")
+	shapeText := fs.String("shape", "", "benchmark shape of every gated cell: NAME=VALUE,... of its op's shape variables (rows=64,n=4096) or the positional ROWSxN (TOKENSxHEADSxHEAD_DIM for rope ops); default: each op's realistic default")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-dry-run]")
+		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-dry-run]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -55,6 +59,18 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onesource gate: %v\n", err)
 		return 1
 	}
+	shape, err := gateShape(f, m, *all, *shapeText)
+	if err != nil {
+		fmt.Fprintf(stderr, "onesource gate: %v\n", err)
+		return 2
+	}
+	var cache *tuning.Cache
+	if *tuningPath != "" {
+		if cache, err = tuning.Load(*tuningPath); err != nil {
+			fmt.Fprintf(stderr, "onesource gate: %v\n", err)
+			return 1
+		}
+	}
 	reg, err := registry.Open(*regPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "onesource gate: %v\n", err)
@@ -66,11 +82,15 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer v.Close()
+	if w := conformance.BusyWarning(); w != "" {
+		fmt.Fprintln(stderr, w)
+	}
 	o := conformance.GateOptions{
 		Filter:    f,
-		AB:        conformance.ABOptions{Pairs: *pairs, N: *n},
+		AB:        conformance.ABOptions{Pairs: *pairs, N: *n, Shape: shape},
 		Threshold: *threshold,
 		All:       *all,
+		Tuning:    cache,
 		Progress: func(r conformance.GateRow) {
 			fmt.Fprintf(stderr, "%s: %s -> %s\n", r.Key, r.Verdict, r.State)
 		},
@@ -99,4 +119,32 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// gateShape reads -shape for every cell the gate will benchmark (those of f with an incumbent in
+// m, or all of f's with -all): conformance.ParseShape for the cell's op. The A/B benchmark takes
+// one set of shape overrides, so every gated op must read text to the same variables. An empty
+// text gives nil (each op's default shape).
+func gateShape(f conformance.Filter, m *incumbent.Manifest, all bool, text string) (map[string]float64, error) {
+	if text == "" {
+		return nil, nil
+	}
+	var shape map[string]float64
+	var first string
+	for _, c := range f.Cells() {
+		if !all && m.Entry(c.Op, c.Type.String(), "vulkan") == nil {
+			continue
+		}
+		sh, err := conformance.ParseShape(c.Op, text)
+		if err != nil {
+			return nil, fmt.Errorf("-shape: cell %s: %v", c.Name(), err)
+		}
+		if shape == nil {
+			shape, first = sh, c.Name()
+		} else if !maps.Equal(shape, sh) {
+			return nil, fmt.Errorf("-shape %q: cell %s reads it as %s, cell %s as %s: gate them separately", text,
+				first, conformance.ShapeString(shape), c.Name(), conformance.ShapeString(sh))
+		}
+	}
+	return shape, nil
 }

@@ -55,3 +55,54 @@ func TestGateCommandErrors(t *testing.T) {
 		t.Fatalf("extra argument: exit %d, want 2", code)
 	}
 }
+
+// TestGateShapeErrors checks that a -shape that does not fit a gated cell's op exits 2 with an
+// error naming the cell and the op's variables, before any device is opened.
+func TestGateShapeErrors(t *testing.T) {
+	manifest, _ := filepath.Abs("../../examples/incumbents/manifest.json")
+	reg := filepath.Join(t.TempDir(), "cells.json")
+	for _, c := range []struct {
+		args []string
+		says []string
+	}{
+		{[]string{"-op", "add", "-type", "f32", "-shape", "64x32x128"}, []string{"add/f32", "rows, n"}},
+		{[]string{"-op", "add", "-type", "f32", "-shape", "rows=0"}, []string{"add/f32", "positive integer"}},
+		{[]string{"-op", "rms_norm", "-shape", "rows=2,heads=3"}, []string{"rms_norm/f32", `no shape variable "heads"`}},
+		{[]string{"-all", "-op", "rope_norm", "-shape", "rows=2,n=256"}, []string{"rope_norm/f32", "tokens, heads, head_dim"}},
+		{[]string{"-all", "-op", "add,rope_neox", "-shape", "2x256"}, []string{"rope_neox/f32", "tokens x heads x head_dim"}},
+		{[]string{"-op", "matvec", "-type", "f32", "-shape", "bogus"}, []string{"matvec/f32", "neither NAME=VALUE"}},
+	} {
+		args := append([]string{"gate", "-manifest", manifest, "-registry", reg, "-dry-run"}, c.args...)
+		code, _, stderr := run(t, args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", c.args, code, stderr)
+			continue
+		}
+		for _, s := range c.says {
+			if !strings.Contains(stderr, s) {
+				t.Errorf("%v: stderr %q does not say %q", c.args, stderr, s)
+			}
+		}
+	}
+	if _, err := os.Stat(reg); err == nil {
+		t.Errorf("a refused -shape wrote the registry")
+	}
+}
+
+// TestGateCommandShape gates add/f32 at a small -shape: it runs to a scoreboard row.
+func TestGateCommandShape(t *testing.T) {
+	if err := vulkan.Available(); err != nil {
+		t.Skipf("vulkan: %v", err)
+	}
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Skip("glslc is not installed")
+	}
+	manifest, _ := filepath.Abs("../../examples/incumbents/manifest.json")
+	reg := filepath.Join(t.TempDir(), "cells.json")
+	code, stdout, stderr := run(t, "gate", "-manifest", manifest, "-registry", reg, "-op", "add", "-type", "f32",
+		"-pairs", "2", "-n", "2", "-shape", "4x1024", "-dry-run")
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	if code != 0 || !strings.Contains(stdout, "add/f32/vulkan") {
+		t.Fatalf("gate -shape 4x1024 exited %d", code)
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/onesource-go/onesource/conformance"
+	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/tuning"
+)
+
+func init() {
+	register("bench", "kernel-only benchmark of cells at a shape: GB/s, % of the copy roofline, ratio to an incumbent", runBench)
+}
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ops := fs.String("op", "", "comma-separated ops (default all)")
+	types := fs.String("type", "", "comma-separated types (default all)")
+	shape := fs.String("shape", "", "workload shape: the op's primary variables (4096x4096) or NAME=VALUE,... (default: the op's realistic shape)")
+	schedule := fs.String("schedule", "", "schedule to run at, e.g. lanes=32,blocked (default: the tuning cache's for this device, else the cell's default)")
+	cachePath := fs.String("tuning", "", "tuning cache file (see onesource tune)")
+	manifest := fs.String("manifest", "", "incumbents manifest: adds the ratio to the cell's incumbent (A/B, interleaved)")
+	jsonOut := fs.String("json", "", "write the records as a JSON array to this file")
+	n := fs.Int("n", 10, "dispatches per measurement")
+	repeats := fs.Int("repeats", 5, "measurements (the median is reported)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: onesource bench [-op ..] [-type ..] [-shape SHAPE] [-schedule S] [-tuning FILE] [-manifest FILE] [-json FILE] [-n N] [-repeats N]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	if *n < 1 || *repeats < 1 {
+		fmt.Fprintln(stderr, "onesource bench: -n and -repeats must be at least 1")
+		return 2
+	}
+	f := conformance.Filter{Ops: splitList(*ops), Types: splitList(*types)}
+	cells := f.Cells()
+	if len(cells) == 0 {
+		fmt.Fprintln(stderr, "onesource bench: no cell matches the filters")
+		return 2
+	}
+	shapes, err := shapesFor(cells, *shape)
+	if err != nil {
+		fmt.Fprintf(stderr, "onesource bench: %v\n", err)
+		return 2
+	}
+	var fixed *kernels.Schedule
+	if *schedule != "" {
+		s, err := kernels.ParseSchedule(*schedule)
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource bench: -schedule: %v\n", err)
+			return 2
+		}
+		for _, c := range cells {
+			if !c.Fits(s) {
+				fmt.Fprintf(stderr, "onesource bench: -schedule %s does not fit %s (canonical width %d)\n", s, c.Name(), c.Width)
+				return 2
+			}
+		}
+		fixed = &s
+	}
+	var cache *tuning.Cache
+	if *cachePath != "" {
+		if cache, err = tuning.Load(*cachePath); err != nil {
+			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
+			return 1
+		}
+	}
+	var m *incumbent.Manifest
+	if *manifest != "" {
+		if m, err = incumbent.Load(*manifest); err != nil {
+			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
+			return 1
+		}
+	}
+	v := &conformance.Vulkan{}
+	if err := v.Open(); err != nil {
+		fmt.Fprintf(stderr, "onesource bench: Vulkan unavailable: %v\n", err)
+		return 1
+	}
+	defer v.Close()
+	if w := conformance.BusyWarning(); w != "" {
+		fmt.Fprintln(stderr, w)
+	}
+	var rs []*conformance.CellBench
+	status := 0
+	for _, c := range cells {
+		s, tuned, _ := conformance.TunedSchedule(cache, v, c)
+		if fixed != nil {
+			s, tuned = *fixed, false
+		}
+		w, err := conformance.NewWorkload(c.Op, c.Type.String(), shapes[c.Op], s)
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource bench: %s: %v\n", c.Name(), err)
+			status = 1
+			continue
+		}
+		r, err := conformance.BenchCell(v, c, w, s, conformance.BenchOptions{N: *n, Repeats: *repeats})
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
+			status = 1
+			continue
+		}
+		r.Tuned = tuned
+		if !r.BitExact {
+			status = 1
+		}
+		if m != nil {
+			if e := m.Entry(c.Op, c.Type.String(), "vulkan"); e != nil {
+				k, err := c.Build(s).Build()
+				if err == nil {
+					var ab *conformance.ABResult
+					ab, err = conformance.RunAB(v.Device(), c, e, conformance.ABOptions{N: *n, Pairs: *repeats, Twin: k, Workload: w, Schedule: &s})
+					if err == nil {
+						ratio := ab.Ratio.Median
+						r.Ratio, r.Incumbent = &ratio, e.Name
+					}
+				}
+				if err != nil {
+					fmt.Fprintf(stderr, "onesource bench: %s: incumbent %s: %v\n", c.Name(), e.Name, err)
+					status = 1
+				}
+			}
+		}
+		fmt.Fprintf(stderr, "%s %s at %s: %.3f ms, %.2f GB/s\n", r.Cell, r.Shape, r.Schedule, r.Seconds*1e3, r.GBps)
+		rs = append(rs, r)
+	}
+	conformance.WriteBench(stdout, rs)
+	if *jsonOut != "" {
+		file, err := os.Create(*jsonOut)
+		if err == nil {
+			err = conformance.WriteBenchJSON(file, rs)
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
+			return 1
+		}
+	}
+	return status
+}

@@ -1,0 +1,153 @@
+package conformance_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onesource-go/onesource/conformance"
+	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/oracle"
+	"github.com/onesource-go/onesource/tuning"
+)
+
+// plantedSlowAdd is add (y = a + b[i % nb]) that multiplies each sum reps times by 1 before storing
+// it: the same bytes (x*1 is exact for every float), and a chain of reps multiplies a value that
+// no compiler can fold (the 1 is nb/nb, known only at run time; nb >= 1).
+func plantedSlowAdd(s kernels.Schedule, reps int) *dsl.Kernel {
+	k := dsl.New("add", s.Lanes)
+	a := k.Buffer("a", dsl.F32, dsl.Read)
+	b := k.Buffer("b", dsl.F32, dsl.Read)
+	y := k.Buffer("y", dsl.F32, dsl.Write)
+	n := k.Param("n", dsl.U32)
+	nb := k.Param("nb", dsl.U32)
+	one := nb.Div(nb.Max(1)).F32()
+	stride := k.NumWorkgroups(dsl.X).Mul(uint32(s.Lanes))
+	k.For("i", k.GlobalID(dsl.X), n, stride, func(i dsl.Value) {
+		acc := k.Var("acc", a.Load(i).Add(b.Load(i.Rem(nb))))
+		k.For("r", uint32(0), uint32(reps), uint32(1), func(dsl.Value) { acc.Set(acc.Get().Mul(one)) })
+		y.Store(i, acc.Get())
+	})
+	return k
+}
+
+// plantedWrongAdd is y = a - b: fast, and wrong.
+func plantedWrongAdd(s kernels.Schedule) *dsl.Kernel {
+	k := dsl.New("add", s.Lanes)
+	a := k.Buffer("a", dsl.F32, dsl.Read)
+	b := k.Buffer("b", dsl.F32, dsl.Read)
+	y := k.Buffer("y", dsl.F32, dsl.Write)
+	n := k.Param("n", dsl.U32)
+	nb := k.Param("nb", dsl.U32)
+	stride := k.NumWorkgroups(dsl.X).Mul(uint32(s.Lanes))
+	k.For("i", k.GlobalID(dsl.X), n, stride, func(i dsl.Value) { y.Store(i, a.Load(i).Sub(b.Load(i.Rem(nb)))) })
+	return k
+}
+
+// TestTuneReplacesSlowDefault plants a slow kernel at the default schedule: the tuner must time
+// both candidates and choose the other one.
+func TestTuneReplacesSlowDefault(t *testing.T) {
+	v := vulkanTarget(t)
+	c, ok := kernels.Lookup("add", oracle.F32)
+	if !ok {
+		t.Fatal("add/f32 is not registered")
+	}
+	def := c.DefaultScheduleFor("vulkan", v.SubgroupSize())
+	other := kernels.Schedule{Lanes: 32}
+	if other == def {
+		other = kernels.Schedule{Lanes: 128}
+	}
+	r, err := conformance.Tune(v, c, conformance.TuneOptions{
+		Shape: map[string]float64{"n": 1 << 16}, Space: []kernels.Schedule{def, other}, Rounds: 3, N: 3,
+		Build: func(s kernels.Schedule) *dsl.Kernel {
+			if s == def {
+				return plantedSlowAdd(s, 64)
+			}
+			return c.Build(s)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Best != other {
+		t.Fatalf("best %s (%.3g s), default %s (%.3g s): the planted slow default was kept", r.Best, r.BestSeconds, r.Default, r.DefaultSeconds)
+	}
+	if !(r.DefaultSeconds > r.BestSeconds) {
+		t.Fatalf("default %.3g s is not slower than the best %.3g s", r.DefaultSeconds, r.BestSeconds)
+	}
+	if len(r.Entry.Candidates) != 2 || r.Entry.Schedule != other.String() || r.Entry.TwinHash == "" {
+		t.Fatalf("entry %+v", r.Entry)
+	}
+	t.Logf("default %s %.3f ms, best %s %.3f ms", r.Default, r.DefaultSeconds*1e3, r.Best, r.BestSeconds*1e3)
+}
+
+// TestTuneRejectsWrongCandidate plants a fast kernel that is not bit-exact: it is rejected with
+// its reason and never chosen.
+func TestTuneRejectsWrongCandidate(t *testing.T) {
+	v := vulkanTarget(t)
+	c, _ := kernels.Lookup("add", oracle.F32)
+	def := c.DefaultScheduleFor("vulkan", v.SubgroupSize())
+	bad := kernels.Schedule{Lanes: 256}
+	r, err := conformance.Tune(v, c, conformance.TuneOptions{
+		Shape: map[string]float64{"n": 1 << 14}, Space: []kernels.Schedule{def, bad}, Rounds: 2, N: 2,
+		Build: func(s kernels.Schedule) *dsl.Kernel {
+			if s == bad {
+				return plantedWrongAdd(s)
+			}
+			return c.Build(s)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Best != def {
+		t.Fatalf("best %s: a candidate that is not bit-exact was chosen", r.Best)
+	}
+	var found bool
+	for _, cd := range r.Entry.Candidates {
+		if cd.Schedule == bad.String() {
+			found = true
+			if cd.Exact || cd.Seconds != 0 || !strings.Contains(cd.Reason, "not bit-exact") {
+				t.Errorf("the wrong candidate: %+v, want rejected as not bit-exact and not timed", cd)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("the wrong candidate is not in the entry")
+	}
+}
+
+// TestTunedScheduleFollowsTheCache checks that a cell runs at the cache's schedule for this
+// device and this version of its twin, and at its default when the cache was tuned for another
+// version (a changed kernel is tuned again, never run at a stale schedule).
+func TestTunedScheduleFollowsTheCache(t *testing.T) {
+	v := vulkanTarget(t)
+	c, _ := kernels.Lookup("rms_norm", oracle.F32)
+	key, err := conformance.TuningKey(v, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := c.DefaultScheduleFor("vulkan", v.SubgroupSize())
+	want := kernels.Schedule{Lanes: 16, Layout: dsl.Strided}
+	entry := tuning.Entry{Key: key, Shape: "rows=64,n=4096", Schedule: want.String(), Seconds: 1e-3, Date: "2026-12-01T00:00:00Z",
+		Candidates: []tuning.Candidate{{Schedule: want.String(), Exact: true, Seconds: 1e-3}}}
+	cache := tuning.New()
+	if err := cache.Put(entry); err != nil {
+		t.Fatal(err)
+	}
+	if s, tuned, why := conformance.TunedSchedule(cache, v, c); s != want || !tuned {
+		t.Fatalf("TunedSchedule = %s, %v (%s); want %s from the cache", s, tuned, why, want)
+	}
+	stale := entry
+	stale.TwinHash = "0123456789abcdef"
+	old := tuning.New()
+	if err := old.Put(stale); err != nil {
+		t.Fatal(err)
+	}
+	if s, tuned, why := conformance.TunedSchedule(old, v, c); s != def || tuned || !strings.Contains(why, "another version") {
+		t.Fatalf("stale cache: %s, %v (%s); want the default %s and a message about another version", s, tuned, why, def)
+	}
+	if s, tuned, _ := conformance.TunedSchedule(nil, v, c); s != def || tuned {
+		t.Fatalf("no cache: %s, %v; want the default", s, tuned)
+	}
+}
