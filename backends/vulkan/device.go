@@ -32,6 +32,8 @@ type DeviceInfo struct {
 	MaxPushConstantsSize    uint32    // bytes
 	MaxStorageBufferRange   uint32    // bytes one storage-buffer binding can address
 	MaxStorageBuffers       uint32    // maxPerStageDescriptorStorageBuffers
+	// MinStorageBufferOffsetAlignment is the alignment of a View's offset, bytes.
+	MinStorageBufferOffsetAlignment uint64
 
 	Timestamps      bool    // the compute queue can write timestamps
 	TimestampPeriod float64 // nanoseconds per timestamp tick
@@ -268,6 +270,8 @@ func (in *vkInst) query(index int, h vkPhysicalDevice) (*physDevice, error) {
 		MaxStorageBufferRange:   l.MaxStorageBufferRange,
 		MaxStorageBuffers:       l.MaxPerStageDescriptorStorageBuffers,
 
+		MinStorageBufferOffsetAlignment: uint64(l.MinStorageBufferOffsetAlignment),
+
 		Timestamps:      pd.queueFamily >= 0 && pd.tsBits > 0 && l.TimestampPeriod > 0,
 		TimestampPeriod: float64(l.TimestampPeriod),
 
@@ -395,7 +399,8 @@ type Device struct {
 	cmdPool   vkCommandPool
 	cmd       vkCommandBuffer
 	fence     vkFence
-	queryPool vkQueryPool // 2 timestamps; 0 without timestamps
+	queryPool vkQueryPool // queryCount timestamps; 0 without timestamps
+	stats     Stats
 
 	pipelines map[[32]byte]*Pipeline
 	buffers   map[*Buffer]struct{}
@@ -519,7 +524,7 @@ func (d *Device) open(opts Options) error {
 		qpci := &vkQueryPoolCreateInfo{
 			SType:      vkStructureTypeQueryPoolCreateInfo,
 			QueryType:  vkQueryTypeTimestamp,
-			QueryCount: 2,
+			QueryCount: queryCount,
 		}
 		if err := check("vkCreateQueryPool", d.fn.createQueryPool(d.handle, unsafe.Pointer(qpci), nil, unsafe.Pointer(&d.queryPool))); err != nil {
 			return err

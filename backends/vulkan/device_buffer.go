@@ -144,6 +144,7 @@ func (b *Buffer) Write(offset int, data []byte) error {
 	if err != nil {
 		return err
 	}
+	b.dev.stats.HostWrites++
 	copy(dst, data)
 	return nil
 }
@@ -157,6 +158,7 @@ func (b *Buffer) Read(offset int, dst []byte) error {
 	if err != nil {
 		return err
 	}
+	b.dev.stats.HostReads++
 	copy(dst, src)
 	return nil
 }

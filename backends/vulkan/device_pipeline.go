@@ -11,9 +11,13 @@ import (
 // spirvMagic is the first word of every SPIR-V module.
 const spirvMagic = 0x07230203
 
-// descriptorSetsPerPool is how many buffer combinations a pipeline keeps bound in descriptor
-// sets before it resets its pool and starts again.
-const descriptorSetsPerPool = 64
+// descriptorSetsPerPool is how many descriptor sets one pool of a pipeline holds; a pipeline adds
+// pools as it needs them, and at the start of a submission that needs none of them it frees all
+// but the first once it holds more than maxDescriptorPools (see Pipeline.trim).
+const (
+	descriptorSetsPerPool = 64
+	maxDescriptorPools    = 4
+)
 
 // Pipeline is a compute pipeline for a Module on a Device, with its descriptor-set and pipeline
 // layouts. Pipelines are cached per device (equal modules share one) and destroyed by Close.
@@ -25,8 +29,9 @@ type Pipeline struct {
 	setLayout vkDescriptorSetLayout
 	layout    vkPipelineLayout
 	pipeline  vkPipeline
-	pool      vkDescriptorPool
-	sets      map[string]vkDescriptorSet // by the ids of the bound buffers
+	pools     []vkDescriptorPool         // the last one has room for free more sets
+	free      int                        // sets left in the last pool
+	sets      map[string]vkDescriptorSet // by the bound views (buffer ids, offsets, sizes)
 }
 
 // Module returns the module the pipeline was made from, without its SPIR-V words.
@@ -182,14 +187,7 @@ func (p *Pipeline) create(m *Module) error {
 		if err := check("vkCreateDescriptorSetLayout", d.fn.createDescriptorSetLayout(d.handle, unsafe.Pointer(dslci), nil, unsafe.Pointer(&p.setLayout))); err != nil {
 			return err
 		}
-		size := &vkDescriptorPoolSize{Type: vkDescriptorTypeStorageBuffer, DescriptorCount: uint32(n * descriptorSetsPerPool)}
-		dpci := &vkDescriptorPoolCreateInfo{
-			SType:         vkStructureTypeDescriptorPoolCreateInfo,
-			MaxSets:       descriptorSetsPerPool,
-			PoolSizeCount: 1,
-			PPoolSizes:    unsafe.Pointer(size),
-		}
-		if err := check("vkCreateDescriptorPool", d.fn.createDescriptorPool(d.handle, unsafe.Pointer(dpci), nil, unsafe.Pointer(&p.pool))); err != nil {
+		if err := p.addPool(); err != nil {
 			return err
 		}
 		p.sets = map[string]vkDescriptorSet{}
@@ -250,10 +248,10 @@ func (p *Pipeline) destroy() {
 		d.fn.destroyPipelineLayout(d.handle, p.layout, nil)
 		p.layout = 0
 	}
-	if p.pool != 0 {
-		d.fn.destroyDescriptorPool(d.handle, p.pool, nil) // frees its sets
-		p.pool = 0
+	for _, pool := range p.pools {
+		d.fn.destroyDescriptorPool(d.handle, pool, nil) // frees its sets
 	}
+	p.pools = nil
 	if p.setLayout != 0 {
 		d.fn.destroyDescriptorSetLayout(d.handle, p.setLayout, nil)
 		p.setLayout = 0
@@ -261,38 +259,78 @@ func (p *Pipeline) destroy() {
 	p.sets = nil
 }
 
-// descriptorSet returns a descriptor set with bufs bound, reusing one made for the same
-// buffers. d.mu is held and no work is in flight.
-func (p *Pipeline) descriptorSet(bufs []*Buffer) (vkDescriptorSet, error) {
+// addPool creates a descriptor pool of descriptorSetsPerPool sets and makes it the current one.
+func (p *Pipeline) addPool() error {
 	d := p.dev
-	kb := make([]byte, 0, 8*len(bufs))
-	for _, b := range bufs {
-		kb = binary.LittleEndian.AppendUint64(kb, b.id)
+	n := len(p.module.Bindings)
+	size := &vkDescriptorPoolSize{Type: vkDescriptorTypeStorageBuffer, DescriptorCount: uint32(n * descriptorSetsPerPool)}
+	dpci := &vkDescriptorPoolCreateInfo{
+		SType:         vkStructureTypeDescriptorPoolCreateInfo,
+		MaxSets:       descriptorSetsPerPool,
+		PoolSizeCount: 1,
+		PPoolSizes:    unsafe.Pointer(size),
 	}
-	if s, ok := p.sets[string(kb)]; ok {
-		return s, nil
+	var pool vkDescriptorPool
+	if err := check("vkCreateDescriptorPool", d.fn.createDescriptorPool(d.handle, unsafe.Pointer(dpci), nil, unsafe.Pointer(&pool))); err != nil {
+		return err
+	}
+	p.pools = append(p.pools, pool)
+	p.free = descriptorSetsPerPool
+	return nil
+}
+
+// trim bounds the sets a pipeline keeps: with more than maxDescriptorPools pools it frees every
+// set (the first pool is reset, the others destroyed). d.mu is held and no work is in flight:
+// it is called at the start of a submission, before that submission's sets are made, so every
+// set a command buffer refers to stays valid until its work is done.
+func (p *Pipeline) trim() error {
+	d := p.dev
+	if len(p.pools) <= maxDescriptorPools {
+		return nil
+	}
+	for _, pool := range p.pools[1:] {
+		d.fn.destroyDescriptorPool(d.handle, pool, nil)
+	}
+	p.pools = p.pools[:1]
+	clear(p.sets)
+	p.free = descriptorSetsPerPool
+	return check("vkResetDescriptorPool", d.fn.resetDescriptorPool(d.handle, p.pools[0], 0))
+}
+
+// descriptorSet returns a descriptor set with views bound, reusing one made for the same views.
+// d.mu is held.
+func (p *Pipeline) descriptorSet(views []View) (vkDescriptorSet, error) {
+	d := p.dev
+	kb := make([]byte, 0, 24*len(views))
+	for _, v := range views {
+		kb = binary.LittleEndian.AppendUint64(kb, v.Buffer.id)
+		kb = binary.LittleEndian.AppendUint64(kb, uint64(v.Offset))
+		kb = binary.LittleEndian.AppendUint64(kb, uint64(v.Size))
 	}
 	key := string(kb)
-	if len(p.sets) >= descriptorSetsPerPool {
-		if err := check("vkResetDescriptorPool", d.fn.resetDescriptorPool(d.handle, p.pool, 0)); err != nil {
+	if s, ok := p.sets[key]; ok {
+		return s, nil
+	}
+	if p.free == 0 {
+		if err := p.addPool(); err != nil {
 			return 0, err
 		}
-		clear(p.sets)
 	}
 	var set vkDescriptorSet
 	dsai := &vkDescriptorSetAllocateInfo{
 		SType:              vkStructureTypeDescriptorSetAllocateInfo,
-		DescriptorPool:     p.pool,
+		DescriptorPool:     p.pools[len(p.pools)-1],
 		DescriptorSetCount: 1,
 		PSetLayouts:        unsafe.Pointer(&p.setLayout),
 	}
 	if err := check("vkAllocateDescriptorSets", d.fn.allocateDescriptorSets(d.handle, unsafe.Pointer(dsai), unsafe.Pointer(&set))); err != nil {
 		return 0, err
 	}
-	infos := make([]vkDescriptorBufferInfo, len(bufs))
-	writes := make([]vkWriteDescriptorSet, len(bufs))
-	for i, b := range bufs {
-		infos[i] = vkDescriptorBufferInfo{Buffer: b.handle, Range: vkWholeSize}
+	p.free--
+	infos := make([]vkDescriptorBufferInfo, len(views))
+	writes := make([]vkWriteDescriptorSet, len(views))
+	for i, v := range views {
+		infos[i] = vkDescriptorBufferInfo{Buffer: v.Buffer.handle, Offset: vkDeviceSize(v.Offset), Range: vkDeviceSize(v.Size)}
 		writes[i] = vkWriteDescriptorSet{
 			SType:           vkStructureTypeWriteDescriptorSet,
 			DstSet:          set,

@@ -20,16 +20,19 @@ type BenchResult struct {
 	Timestamps  bool          // measured by device timestamps (else by the wall clock around submit and wait)
 }
 
-// dispatch is a validated Run or Bench request.
+// dispatch is a validated Run, Bench or Stream request.
 type dispatch struct {
 	p      *Pipeline
+	views  []View
 	set    vkDescriptorSet
 	push   []byte // padded to p.pushSize
 	groups [3]uint32
 }
 
-// prepare validates a request against the pipeline's module and the device. d.mu is held.
-func (d *Device) prepare(op string, p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32) (*dispatch, error) {
+// check validates a request against the pipeline's module and the device and returns it with
+// its views resolved (Size 0 made explicit); its descriptor set is made later (bind). d.mu is
+// held.
+func (d *Device) check(op string, p *Pipeline, views []View, push []byte, groups [3]uint32) (*dispatch, error) {
 	if err := d.usableLocked(); err != nil {
 		return nil, err
 	}
@@ -40,18 +43,31 @@ func (d *Device) prepare(op string, p *Pipeline, bufs []*Buffer, push []byte, gr
 		return nil, fmt.Errorf("vulkan: %s: pipeline %q was destroyed", op, p.module.Name)
 	}
 	m := &p.module
-	if len(bufs) != len(m.Bindings) {
-		return nil, fmt.Errorf("vulkan: %s: kernel %q has %d buffer bindings, got %d buffers", op, m.Name, len(m.Bindings), len(bufs))
+	if len(views) != len(m.Bindings) {
+		return nil, fmt.Errorf("vulkan: %s: kernel %q has %d buffer bindings, got %d buffers", op, m.Name, len(m.Bindings), len(views))
 	}
-	for i, b := range bufs {
+	x := &dispatch{p: p, groups: groups, views: make([]View, len(views))}
+	for i, v := range views {
+		b := v.Buffer
+		what := fmt.Sprintf("vulkan: %s: kernel %q: buffer %d (%s)", op, m.Name, i, m.Bindings[i].Name)
 		switch {
 		case b == nil:
-			return nil, fmt.Errorf("vulkan: %s: kernel %q: buffer %d (%s) is nil", op, m.Name, i, m.Bindings[i].Name)
+			return nil, fmt.Errorf("%s is nil", what)
 		case b.dev != d:
-			return nil, fmt.Errorf("vulkan: %s: kernel %q: buffer %d (%s) belongs to another device", op, m.Name, i, m.Bindings[i].Name)
+			return nil, fmt.Errorf("%s belongs to another device", what)
 		case b.released:
-			return nil, fmt.Errorf("vulkan: %s: kernel %q: buffer %d (%s) was released", op, m.Name, i, m.Bindings[i].Name)
+			return nil, fmt.Errorf("%s was released", what)
 		}
+		if v.Size == 0 {
+			v.Size = b.size - v.Offset
+		}
+		if v.Offset < 0 || v.Size <= 0 || v.Offset > b.size || v.Size > b.size-v.Offset {
+			return nil, fmt.Errorf("%s: view [%d, %d+%d) outside the buffer's %d bytes", what, v.Offset, v.Offset, v.Size, b.size)
+		}
+		if a := d.info.MinStorageBufferOffsetAlignment; a > 1 && uint64(v.Offset)%a != 0 {
+			return nil, fmt.Errorf("%s: view offset %d is not a multiple of the device's minStorageBufferOffsetAlignment %d", what, v.Offset, a)
+		}
+		x.views[i] = v
 	}
 	if uint32(len(push)) != m.PushConstantSize {
 		return nil, fmt.Errorf("vulkan: %s: kernel %q takes %d bytes of push constants, got %d", op, m.Name, m.PushConstantSize, len(push))
@@ -61,19 +77,41 @@ func (d *Device) prepare(op string, p *Pipeline, bufs []*Buffer, push []byte, gr
 			return nil, fmt.Errorf("vulkan: %s: kernel %q: workgroup count %v exceeds the device's maxComputeWorkGroupCount %v", op, m.Name, groups, d.info.MaxWorkgroupCount)
 		}
 	}
-	x := &dispatch{p: p, groups: groups}
 	if p.pushSize > 0 {
 		x.push = make([]byte, p.pushSize)
 		copy(x.push, push)
 	}
-	if len(bufs) > 0 {
-		set, err := p.descriptorSet(bufs)
-		if err != nil {
-			return nil, fmt.Errorf("vulkan: %s: %w", op, err)
-		}
-		x.set = set
-	}
 	return x, nil
+}
+
+// bind gives x its descriptor set. d.mu is held, and every pipeline of the submission x goes in
+// was trimmed before the first bind of that submission.
+func (d *Device) bind(op string, x *dispatch) error {
+	if len(x.views) == 0 {
+		return nil
+	}
+	set, err := x.p.descriptorSet(x.views)
+	if err != nil {
+		return fmt.Errorf("vulkan: %s: %w", op, err)
+	}
+	x.set = set
+	return nil
+}
+
+// prepare is check, trim and bind for a submission of one dispatch. d.mu is held.
+func (d *Device) prepare(op string, p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32) (*dispatch, error) {
+	views := make([]View, len(bufs))
+	for i, b := range bufs {
+		views[i] = View{Buffer: b}
+	}
+	x, err := d.check(op, p, views, push, groups)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.trim(); err != nil {
+		return nil, fmt.Errorf("vulkan: %s: %w", op, err)
+	}
+	return x, d.bind(op, x)
 }
 
 // record records count dispatches of x into d.cmd, with a compute-to-compute barrier between
@@ -145,6 +183,7 @@ func (d *Device) submit() error {
 	if err := d.fatal(check("vkQueueSubmit", d.fn.queueSubmit(d.queue, 1, unsafe.Pointer(si), d.fence))); err != nil {
 		return err
 	}
+	d.stats.Submits++
 	r := d.fn.waitForFences(d.handle, 1, unsafe.Pointer(&d.fence), vkTrue, uint64(fenceTimeout.Nanoseconds()))
 	if r == vkTimeout {
 		d.broken = &ResultError{Call: "vkWaitForFences", Result: int32(r)}
@@ -175,6 +214,7 @@ func (d *Device) Run(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32)
 	if err := d.record(x, 1, false); err != nil {
 		return err
 	}
+	d.stats.Dispatches++
 	return d.submit()
 }
 
@@ -193,7 +233,10 @@ func (d *Device) Bench(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint3
 	if err != nil {
 		return BenchResult{}, err
 	}
-	return d.bench(warmup, n, func(count int, timed bool) error { return d.record(x, count, timed) })
+	return d.bench(warmup, n, func(count int, timed bool) error {
+		d.stats.Dispatches += count
+		return d.record(x, count, timed)
+	})
 }
 
 // BenchCopy measures the device's copy engine, the roofline the kernels are compared with: it
