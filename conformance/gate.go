@@ -80,16 +80,7 @@ func Toolchain() string {
 }
 
 // DeviceEvidence returns the device and driver strings evidence is keyed by.
-func DeviceEvidence(d *vulkan.Device) (device, driver string) {
-	info := d.Info()
-	device = fmt.Sprintf("%s (%s)", info.Name, info.Type)
-	driver = strings.TrimSpace(info.DriverName + " " + info.DriverInfo)
-	if driver == "" {
-		driver = fmt.Sprintf("driver version %#x", info.DriverVersion)
-	}
-	driver += fmt.Sprintf(", Vulkan %v", info.APIVersion)
-	return device, driver
-}
+func DeviceEvidence(d *vulkan.Device) (device, driver string) { return d.Info().Evidence() }
 
 func clampULP(u float64) float64 {
 	if math.IsInf(u, 0) || math.IsNaN(u) || u > math.MaxFloat32 {

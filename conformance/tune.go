@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -86,18 +84,8 @@ type TuneResult struct {
 	Entry          tuning.Entry
 }
 
-// TwinHash identifies the source of a cell's twin: the SHA-256 of its IR text at a reference
-// schedule (its default for a device of unknown subgroup size). Any change to the kernel's code
-// (or to the DSL that builds it) changes the hash; the schedule being tuned does not enter.
-func TwinHash(c kernels.Cell) (string, error) {
-	s := c.DefaultScheduleFor("", kernels.SubgroupHint(""))
-	k, err := c.Build(s).Build()
-	if err != nil {
-		return "", fmt.Errorf("%s: twin does not build: %w", c.Name(), err)
-	}
-	sum := sha256.Sum256([]byte(k.String()))
-	return hex.EncodeToString(sum[:16]), nil
-}
+// TwinHash identifies the source of a cell's twin (kernels.Cell.SourceHash).
+func TwinHash(c kernels.Cell) (string, error) { return c.SourceHash() }
 
 // TuningKey is the tuning-cache key of cell c on the open Vulkan target v.
 func TuningKey(v *Vulkan, c kernels.Cell) (tuning.Key, error) {
@@ -114,7 +102,8 @@ func TuningKey(v *Vulkan, c kernels.Cell) (tuning.Key, error) {
 
 // TunedSchedule returns the schedule cell c runs at on the open Vulkan target v: the tuning
 // cache's for this device and this version of the twin when cache has one, else the default
-// (kernels.Cell.DefaultScheduleFor). why says which, and why a cache entry was not used.
+// (kernels.Cell.DefaultScheduleFor). why says which, and why a cache entry was not used
+// (tuning.Cache.Choose).
 func TunedSchedule(cache *tuning.Cache, v *Vulkan, c kernels.Cell) (s kernels.Schedule, tuned bool, why string) {
 	def := c.DefaultScheduleFor("vulkan", v.SubgroupSize())
 	if cache == nil {
@@ -124,18 +113,7 @@ func TunedSchedule(cache *tuning.Cache, v *Vulkan, c kernels.Cell) (s kernels.Sc
 	if err != nil {
 		return def, false, "default (" + err.Error() + ")"
 	}
-	e, ok := cache.Lookup(key)
-	if !ok {
-		if len(cache.Stale(key)) > 0 {
-			return def, false, "default (the cache was tuned for another version of this twin: run onesource tune again)"
-		}
-		return def, false, "default (not tuned on this device)"
-	}
-	s, err = kernels.ParseSchedule(e.Schedule)
-	if err != nil || !c.Fits(s) {
-		return def, false, fmt.Sprintf("default (the cache's schedule %q does not fit this cell)", e.Schedule)
-	}
-	return s, true, fmt.Sprintf("tuned %s (%.3g ms per dispatch at %s)", e.Date, e.Seconds*1e3, e.Shape)
+	return kernels.ChooseSchedule(cache, key, c, def)
 }
 
 // TunedSchedules is DefaultSchedules with the tuning cache's schedule for the Vulkan target

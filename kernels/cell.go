@@ -17,6 +17,8 @@
 package kernels
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/oracle"
+	"github.com/onesource-go/onesource/tuning"
 )
 
 // Schedule is how a kernel is laid out on the device: its knobs. No knob changes a result bit:
@@ -280,4 +283,33 @@ func Lookup(op string, t oracle.Type) (Cell, bool) {
 	defer mu.Unlock()
 	c, ok := cells[op+"/"+t.String()]
 	return c, ok
+}
+
+// SourceHash identifies the source of the cell's twin: the SHA-256 (first 16 bytes, hex) of its
+// IR text at a reference schedule (its default for a device of unknown subgroup size). Any change
+// to the kernel's code (or to the DSL that builds it) changes the hash; the schedule it runs at
+// does not enter. The tuning cache keys its entries by it.
+func (c Cell) SourceHash() (string, error) {
+	s := c.DefaultScheduleFor("", SubgroupHint(""))
+	k, err := c.Build(s).Build()
+	if err != nil {
+		return "", fmt.Errorf("%s: twin does not build: %w", c.Name(), err)
+	}
+	sum := sha256.Sum256([]byte(k.String()))
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// ChooseSchedule is the schedule cell c runs at given a tuning cache and the cell's key in it:
+// the cached one when the cache has one for exactly key that fits the cell, else def
+// (tuning.Cache.Choose says why).
+func ChooseSchedule(cache *tuning.Cache, key tuning.Key, c Cell, def Schedule) (s Schedule, tuned bool, why string) {
+	text, tuned, why := cache.Choose(key, def.String(), func(text string) bool {
+		s, err := ParseSchedule(text)
+		return err == nil && c.Fits(s)
+	})
+	if !tuned {
+		return def, false, why
+	}
+	s, _ = ParseSchedule(text)
+	return s, true, why
 }

@@ -330,3 +330,24 @@ func newer(a, b Entry) bool {
 	jb, _ := json.Marshal(b)
 	return bytes.Compare(ja, jb) < 0
 }
+
+// Choose is how a program picks the schedule a cell runs at: the cached schedule for exactly k
+// when there is one and fits accepts it, else def. why says which, and why a cached entry was
+// not used (tuned for another version of the twin, or a schedule that does not fit). A nil cache
+// gives def.
+func (c *Cache) Choose(k Key, def string, fits func(schedule string) bool) (schedule string, tuned bool, why string) {
+	if c == nil {
+		return def, false, "default (no tuning cache)"
+	}
+	e, ok := c.Lookup(k)
+	if !ok {
+		if len(c.Stale(k)) > 0 {
+			return def, false, "default (the cache was tuned for another version of this twin: run onesource tune again)"
+		}
+		return def, false, "default (not tuned on this device)"
+	}
+	if fits != nil && !fits(e.Schedule) {
+		return def, false, fmt.Sprintf("default (the cache's schedule %q does not fit this cell)", e.Schedule)
+	}
+	return e.Schedule, true, fmt.Sprintf("tuned %s (%.3g ms per dispatch at %s)", e.Date, e.Seconds*1e3, e.Shape)
+}

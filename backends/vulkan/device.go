@@ -3,6 +3,7 @@ package vulkan
 import (
 	"fmt"
 	"math/bits"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -599,3 +600,16 @@ func (d *Device) usableLocked() error {
 
 // isPow2 reports whether x is a power of two.
 func isPow2(x uint32) bool { return x != 0 && bits.OnesCount32(x) == 1 }
+
+// Evidence names the device and its driver as the registry's evidence and the tuning cache key
+// it: "NAME (TYPE)" and "DRIVER INFO, Vulkan X.Y" (the driver version when the device reports
+// no driver name).
+func (i DeviceInfo) Evidence() (device, driver string) {
+	device = fmt.Sprintf("%s (%s)", i.Name, i.Type)
+	driver = strings.TrimSpace(i.DriverName + " " + i.DriverInfo)
+	if driver == "" {
+		driver = fmt.Sprintf("driver version %#x", i.DriverVersion)
+	}
+	driver += fmt.Sprintf(", Vulkan %v", i.APIVersion)
+	return device, driver
+}

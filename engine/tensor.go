@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/oracle"
+)
+
+// I32 is the type of tensors of 32-bit signed integers (token ids, positions): ggml's
+// GGML_TYPE_I32, which package oracle (a judge of float types) does not define.
+const I32 oracle.Type = 26
+
+// rowSize is the bytes of a row of n values of typ.
+func rowSize(typ oracle.Type, n int) (int, error) {
+	if typ == I32 {
+		return 4 * n, nil
+	}
+	return oracle.RowSize(typ, n)
+}
+
+func typeName(typ oracle.Type) string {
+	if typ == I32 {
+		return "i32"
+	}
+	return typ.String()
+}
+
+// Tensor is a typed, row-major array on the device: Shape's last dimension is a row of values of
+// Type (whole blocks for a quantized type), the others count rows. It is a byte range of a device
+// buffer: its own (NewTensor, Upload) or part of another tensor's (Rows, Reshape).
+type Tensor struct {
+	e     *Engine
+	buf   *vulkan.Buffer
+	off   int // bytes into buf
+	size  int // bytes
+	Type  oracle.Type
+	Shape []int
+	owner bool
+}
+
+// Rows is the number of rows: the product of every dimension but the last (1 for a vector).
+func (t *Tensor) Rows() int {
+	r := 1
+	for _, d := range t.Shape[:len(t.Shape)-1] {
+		r *= d
+	}
+	return r
+}
+
+// Cols is the length of a row: the last dimension.
+func (t *Tensor) Cols() int { return t.Shape[len(t.Shape)-1] }
+
+// Len is the number of values.
+func (t *Tensor) Len() int { return t.Rows() * t.Cols() }
+
+// Size is the tensor's size in bytes.
+func (t *Tensor) Size() int { return t.size }
+
+func (t *Tensor) rowBytes() int {
+	n, _ := rowSize(t.Type, t.Cols())
+	return n
+}
+
+func (t *Tensor) String() string {
+	dims := make([]string, len(t.Shape))
+	for i, d := range t.Shape {
+		dims[i] = fmt.Sprint(d)
+	}
+	return fmt.Sprintf("%s[%s]", typeName(t.Type), strings.Join(dims, "x"))
+}
+
+// view is the tensor's binding: its bytes, padded to whole 32-bit words where the buffer has
+// room (kernels read words; a row count derived from the binding's length then comes out right).
+func (t *Tensor) view() vulkan.View { return t.rangeView(t.off, t.size) }
+
+func (t *Tensor) rangeView(off, size int) vulkan.View {
+	return t.buf.Range(off, min((size+3)&^3, t.buf.Size()-off))
+}
+
+// tensorSize checks a shape for type typ and returns its bytes.
+func tensorSize(typ oracle.Type, shape []int) (int, error) {
+	if len(shape) == 0 {
+		return 0, errors.New("a tensor needs at least one dimension")
+	}
+	rows := 1
+	for _, d := range shape {
+		if d <= 0 {
+			return 0, fmt.Errorf("shape %v: every dimension must be positive", shape)
+		}
+	}
+	for _, d := range shape[:len(shape)-1] {
+		if rows > math.MaxInt32/d {
+			return 0, fmt.Errorf("shape %v is too large", shape)
+		}
+		rows *= d
+	}
+	rb, err := rowSize(typ, shape[len(shape)-1])
+	if err != nil {
+		return 0, fmt.Errorf("shape %v of %s: %w", shape, typeName(typ), err)
+	}
+	if rb > 0 && rows > math.MaxInt32/rb {
+		return 0, fmt.Errorf("shape %v is too large", shape)
+	}
+	return rows * rb, nil
+}
+
+// NewTensor allocates a zero-filled tensor.
+func (e *Engine) NewTensor(typ oracle.Type, shape ...int) (*Tensor, error) {
+	size, err := tensorSize(typ, shape)
+	if err != nil {
+		return nil, fmt.Errorf("engine: NewTensor: %w", err)
+	}
+	// Kernels read 32-bit words: the buffer is padded to a multiple of 4 bytes.
+	b, err := e.dev.NewBuffer(max(4, (size+3)&^3))
+	if err != nil {
+		return nil, fmt.Errorf("engine: NewTensor %s%v: %w", typeName(typ), shape, err)
+	}
+	return &Tensor{e: e, buf: b, size: size, Type: typ, Shape: append([]int(nil), shape...), owner: true}, nil
+}
+
+// Upload allocates a tensor holding data (its exact size: the rows of typ of shape).
+func (e *Engine) Upload(typ oracle.Type, data []byte, shape ...int) (*Tensor, error) {
+	t, err := e.NewTensor(typ, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Write(data); err != nil {
+		t.Release()
+		return nil, err
+	}
+	return t, nil
+}
+
+// UploadF32 is Upload of f32 values.
+func (e *Engine) UploadF32(x []float32, shape ...int) (*Tensor, error) {
+	return e.Upload(oracle.F32, F32Bytes(x), shape...)
+}
+
+// UploadI32 is Upload of i32 values (token ids, positions), as a tensor of type I32.
+func (e *Engine) UploadI32(x []int32, shape ...int) (*Tensor, error) {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	return e.Upload(I32, b, shape...)
+}
+
+// Write replaces the tensor's bytes with data (exactly Size bytes). Queued calls run first, so
+// they see the old bytes.
+func (t *Tensor) Write(data []byte) error {
+	if len(data) != t.size {
+		return fmt.Errorf("engine: Write %s: %d bytes, want %d", t, len(data), t.size)
+	}
+	e := t.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.flushLocked(); err != nil {
+		return err
+	}
+	return t.buf.Write(t.off, data)
+}
+
+// WriteI32 writes i32 values.
+func (t *Tensor) WriteI32(x []int32) error {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	return t.Write(b)
+}
+
+// Read runs the queued calls and returns the tensor's bytes.
+func (t *Tensor) Read() ([]byte, error) {
+	e := t.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.flushLocked(); err != nil {
+		return nil, err
+	}
+	out := make([]byte, t.size)
+	if err := t.buf.Read(t.off, out); err != nil {
+		return nil, fmt.Errorf("engine: Read %s: %w", t, err)
+	}
+	return out, nil
+}
+
+// F32 is Read of an f32 tensor.
+func (t *Tensor) F32() ([]float32, error) {
+	if t.Type != oracle.F32 {
+		return nil, fmt.Errorf("engine: F32 of a %s tensor", t)
+	}
+	b, err := t.Read()
+	if err != nil {
+		return nil, err
+	}
+	return BytesF32(b), nil
+}
+
+// Slice returns a view of rows [from, from+count) along the first dimension. Its offset must
+// suit the device (MinStorageBufferOffsetAlignment; checked when a call binds it).
+func (t *Tensor) Slice(from, count int) (*Tensor, error) {
+	if len(t.Shape) < 2 {
+		return nil, fmt.Errorf("engine: Slice of %s: a vector has no rows to slice", t)
+	}
+	if from < 0 || count <= 0 || from+count > t.Shape[0] {
+		return nil, fmt.Errorf("engine: Slice(%d, %d) of %s: outside its %d rows", from, count, t, t.Shape[0])
+	}
+	per := t.size / t.Shape[0]
+	shape := append([]int{count}, t.Shape[1:]...)
+	return &Tensor{e: t.e, buf: t.buf, off: t.off + from*per, size: count * per, Type: t.Type, Shape: shape}, nil
+}
+
+// Reshape returns a view of the same bytes with another shape of the same size.
+func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
+	size, err := tensorSize(t.Type, shape)
+	if err != nil {
+		return nil, fmt.Errorf("engine: Reshape %s: %w", t, err)
+	}
+	if size != t.size {
+		return nil, fmt.Errorf("engine: Reshape %s to %v: %d bytes, not %d", t, shape, size, t.size)
+	}
+	return &Tensor{e: t.e, buf: t.buf, off: t.off, size: t.size, Type: t.Type, Shape: append([]int(nil), shape...)}, nil
+}
+
+// Release frees a tensor's buffer (a view releases nothing). Queued calls that use it fail.
+func (t *Tensor) Release() {
+	if t.owner {
+		t.buf.Release()
+	}
+}
+
+// F32Bytes is x as little-endian bytes.
+func F32Bytes(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+// BytesF32 reads little-endian f32 values.
+func BytesF32(b []byte) []float32 {
+	x := make([]float32, len(b)/4)
+	for i := range x {
+		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return x
+}
