@@ -31,6 +31,8 @@ import (
 //	rope_norm, rope_neox      tokens x heads x head_dim, base       64 x 32 x 128, base 1e4 (neox 1e6)
 //	rms_norm_rope             tokens x heads x head_dim, eps,       64 x 32 x 128, eps 1e-6, base 1e6,
 //	                          base, mode (0 normal, 2 neox)         mode 2 (neox)
+//	attn_decode               n_kv x heads x head_dim, kv_heads,    4096 x 32 x 128, kv_heads 8,
+//	                          scale                                 scale 1/sqrt(128)
 //
 // rows x n is rows of n values: the rows normalized or soft-maxed, the element-wise ops' tensor
 // of rows*n values, the ids get_rows gathers (each a row of n values of the matrix of src_rows
@@ -181,6 +183,9 @@ var opWorkloads = map[string]opWorkload{
 	"rms_norm_rope": {vars: ropeVars, kinds: kindsOf("tokens", "heads", "head_dim", "eps:real", "base:real", "mode:mode"),
 		def:   map[string]float64{"tokens": 64, "heads": 32, "head_dim": 128, "eps": 1e-6, "base": 1e6, "mode": float64(oracle.RopeNeox)},
 		build: activations(rmsNormRopeWorkload)},
+	"attn_decode": {vars: []string{"n_kv", "heads", "head_dim"}, kinds: kindsOf("n_kv", "heads", "kv_heads", "head_dim", "scale:real"),
+		def:   map[string]float64{"n_kv": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "scale": attnScale},
+		build: activations(attnDecodeWorkload)},
 }
 
 // matvecShape is the realistic shape of the matvec workloads: 1024 rows of 4096 values (a

@@ -16,6 +16,8 @@ import (
 //	rms_norm       RMSNorm        ops_norm.go     one workgroup per row, canonical sum of squares
 //	add_rmsnorm    AddRMSNorm     ops_norm.go     one workgroup per row, stores a+b and the norm
 //	softmax        Softmax        ops_softmax.go  one workgroup per row, canonical max and sum
+//	attn_decode    AttnDecode     ops_attn.go     one workgroup per query head: scores, canonical
+//	                                              max and sum, one invocation per output value
 //	rope_norm      Rope(normal)   ops_rope.go     one invocation per pair, grid-stride
 //	rope_neox      Rope(neox)     ops_rope.go     one invocation per pair, grid-stride
 //	rms_norm_rope  RMSNormRope    ops_rope.go     one workgroup per head: norm, then rotate

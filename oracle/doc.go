@@ -77,6 +77,8 @@
 //	rms_norm, add_rmsnorm,              the row's squares                           RowWidth = 256
 //	  rms_norm_rope (the norm)
 //	softmax                             the row's values (max), exponentials (sum)  RowWidth = 256
+//	attn_decode                         a head's scores (max), exponentials (sum);  RowWidth = 256
+//	                                    its dots and weighted sums are serial
 //	matvec, f32/f16/bf16 weights        w[i]*x[i], one per value                    FloatDotWidth = 256
 //	matvec, quantized weights           one partial per 32-value unit               BlockDotWidth = 128
 //	matvec_q8, q8_1 activations         one partial per 32-value activation block   Q8_1DotWidth = 128
@@ -133,6 +135,9 @@
 //
 // softmax: v = x*scale (+ mask); m = MaxF32(v, RowWidth); e = Exp(v - m); s = SumF32(e,
 // RowWidth); r = 1/s; y = e * r (multiply by the reciprocal, as ggml does).
+//
+// attn_decode (AttnDecodeF32): per query head, s[t] = (serial dot of q and key t from -0) *
+// scale; m, e and the sum as softmax; out[d] = (serial sum over t of e[t]*v[t][d] from -0) * r.
 //
 // rope: freq[i] = Exp(float32(i) * c) with c = (-2*Log(base)) / float32(nDims), the angle
 // theta = float32(pos) * freq[i], then y0 = x0*Cos(theta) - x1*Sin(theta),
