@@ -194,6 +194,24 @@ func TestOpsMatchOracle(t *testing.T) {
 			sameBits(t, fmt.Sprintf("rope mode %d", mode), y, want)
 		}
 	})
+	t.Run("attn_decode", func(t *testing.T) {
+		p := AttnParams{NHeads: 8, NKVHeads: 2, HeadDim: 32, NKV: 19, Scale: 0.17677669}
+		const ctx = 32 // cache rows; only the first NKV are attended
+		kvDim := p.NKVHeads * p.HeadDim
+		q := randF32(rng, p.NHeads*p.HeadDim, 1)
+		k, v := randF32(rng, ctx*kvDim, 1), randF32(rng, ctx*kvDim, 1)
+		out := zeros(t, e, p.NHeads, p.HeadDim)
+		if err := e.AttnDecode(out, upload(t, e, q, p.NHeads, p.HeadDim), upload(t, e, k, ctx, kvDim), upload(t, e, v, ctx, kvDim),
+			zeros(t, e, p.NHeads, ctx), p); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, len(q))
+		if err := oracle.AttnDecodeF32(want, q, k, v, oracle.AttnDecodeParams{HeadDim: p.HeadDim, NHeads: p.NHeads,
+			NKVHeads: p.NKVHeads, NKV: p.NKV, KVStride: kvDim, Scale: p.Scale}); err != nil {
+			t.Fatal(err)
+		}
+		sameBits(t, "attn_decode", out, want)
+	})
 	t.Run("elementwise", func(t *testing.T) {
 		b := randF32(rng, rows*n, 1)
 		bt := upload(t, e, b, rows, n)

@@ -362,3 +362,59 @@ func (e *Engine) Scale(y, x *Tensor, s float32) error {
 		bytes:    8 * n,
 	})
 }
+
+// AttnParams describe AttnDecode's cache and heads.
+type AttnParams struct {
+	NHeads, NKVHeads, HeadDim int
+	NKV                       int     // positions attended: 0 .. NKV-1
+	Scale                     float32 // the scores' scale, usually 1/sqrt(HeadDim)
+}
+
+// AttnDecode is the attention of one query token (oracle.AttnDecodeF32): q (f32, NHeads x
+// HeadDim) against the first NKV positions of the caches k and v (f32, positions x
+// (NKVHeads*HeadDim), one row per position), written to out (f32, NHeads x HeadDim). scores is
+// the kernel's scratch: f32 with at least NHeads rows of NKV values (its row length is the
+// stride).
+func (e *Engine) AttnDecode(out, q, k, v, scores *Tensor, p AttnParams) error {
+	const op = "attn_decode"
+	if p.NHeads <= 0 || p.NKVHeads <= 0 || p.HeadDim <= 0 || p.NKV <= 0 || p.NHeads%p.NKVHeads != 0 {
+		return fmt.Errorf("engine: %s: %+v: every count must be positive and NHeads a multiple of NKVHeads", op, p)
+	}
+	if err := operand(op, "q", q, oracle.F32, p.NHeads*p.HeadDim); err != nil {
+		return err
+	}
+	if err := operand(op, "out", out, oracle.F32, p.NHeads*p.HeadDim); err != nil {
+		return err
+	}
+	kvDim := p.NKVHeads * p.HeadDim
+	for _, c := range []struct {
+		name string
+		t    *Tensor
+	}{{"k", k}, {"v", v}} {
+		if err := operand(op, c.name, c.t, oracle.F32, 0); err != nil {
+			return err
+		}
+		if c.t.Cols() != kvDim || c.t.Rows() < p.NKV {
+			return fmt.Errorf("engine: %s: %s is %s: want at least %d rows (positions) of %d values", op, c.name, c.t, p.NKV, kvDim)
+		}
+	}
+	if err := operand(op, "scores", scores, oracle.F32, 0); err != nil {
+		return err
+	}
+	if scores.Rows() < p.NHeads || scores.Cols() < p.NKV {
+		return fmt.Errorf("engine: %s: scores is %s: want at least %d rows of %d values", op, scores, p.NHeads, p.NKV)
+	}
+	if err := e.sameEngine(op, out, q, k, v, scores); err != nil {
+		return err
+	}
+	return e.run(&call{
+		op: op, typ: oracle.F32,
+		operands: map[string]vulkan.View{"q": q.view(), "k": k.view(), "v": v.view(), "out": out.view(), "scores": scores.view()},
+		params: map[string]uint32{"head_dim": uint32(p.HeadDim), "n_heads": uint32(p.NHeads), "n_kv_heads": uint32(p.NKVHeads),
+			"n_kv": uint32(p.NKV), "kv_stride": uint32(kvDim), "scores_stride": uint32(scores.Cols()), "scale": f32bits(p.Scale)},
+		groups: func(kernels.Schedule) [3]uint32 { return [3]uint32{uint32(p.NHeads), 1, 1} },
+		vars: map[string]float64{"n_kv": float64(p.NKV), "heads": float64(p.NHeads), "kv_heads": float64(p.NKVHeads),
+			"head_dim": float64(p.HeadDim), "scale": float64(p.Scale)},
+		bytes: 4 * (2*p.NHeads*p.HeadDim + 2*p.NKV*kvDim),
+	})
+}

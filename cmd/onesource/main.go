@@ -4,6 +4,9 @@
 //	onesource gen [-backends vulkan,cuda,hip,metal|all] -o DIR PACKAGE...   write every kernel
 //	onesource conform [-op ..] [-type ..] [-backend ..] [-json FILE]         the conformance matrix
 //	onesource gate [-manifest FILE] [-registry FILE] [filters]               verify, then flip cells
+//	onesource tune [-op ..] [-type ..] [-shape S] [-tuning FILE]             search schedules for speed
+//	onesource bench [-op ..] [-type ..] [-shape S] [-json FILE]              GB/s and % of the roofline
+//	onesource profile [-steps N] [-registry FILE] MODEL.gguf                 where a decode step's time goes
 //	onesource cells [-registry FILE] [-html OUT]                             the registry as a report
 //	onesource ledger [-v] [-json] DIR...                                     hand-written kernel lines
 //	onesource doctor                                                         CPU, devices, toolchains

@@ -1,0 +1,158 @@
+// Command llama decodes with a llama-architecture model read from a GGUF file (as llama.cpp
+// writes them), every op served through the onesource engine by the kernel the registry chose:
+//
+//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE]
+//
+// It feeds the prompt token ids, decodes N tokens greedily, prints the generated ids, and writes
+// the last step's logits as little-endian f32. Without a model at hand,
+//
+//	go run ./examples/llama -write-synthetic model.gguf
+//
+// writes the small random model the tests use (2 layers, dim 256, q4_0/q8_0/q4_K/q6_K weights).
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/onesource-go/onesource/engine"
+	"github.com/onesource-go/onesource/gguf"
+	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/llama"
+	"github.com/onesource-go/onesource/registry"
+	"github.com/onesource-go/onesource/tuning"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("llama", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "GGUF model file (llama architecture)")
+	tokens := fs.String("tokens", "1", "prompt token ids, comma-separated")
+	steps := fs.Int("steps", 8, "tokens to generate")
+	logitsOut := fs.String("logits", "", "write the last step's logits here (little-endian f32)")
+	regPath := fs.String("registry", "", "registry file deciding who serves each cell (default: the twins)")
+	manPath := fs.String("manifest", "", "incumbents manifest for the cells the registry sends to hand-written kernels")
+	tunePath := fs.String("tuning", "", "tuning cache (see onesource tune)")
+	ctx := fs.Int("ctx", 0, "KV cache positions (default: the model's context length, at most 2048)")
+	trace := fs.Bool("trace", false, "print who served each cell")
+	synth := fs.String("write-synthetic", "", "write the synthetic test model to this file and exit")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "llama:", err)
+		return 1
+	}
+	if *synth != "" {
+		var b bytes.Buffer
+		if err := llama.SmallSynthetic.Write(&b); err != nil {
+			return fail(err)
+		}
+		if err := os.WriteFile(*synth, b.Bytes(), 0o644); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", *synth, b.Len())
+		return 0
+	}
+	if *model == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace]")
+		fmt.Fprintln(stderr, "       llama -write-synthetic OUT.gguf")
+		return 2
+	}
+	prompt, err := parseTokens(*tokens)
+	if err != nil {
+		return fail(err)
+	}
+	if *steps < 1 {
+		return fail(errors.New("-steps must be at least 1"))
+	}
+	opts := engine.Options{}
+	if *regPath != "" {
+		if opts.Registry, err = registry.Load(*regPath); err != nil {
+			return fail(err)
+		}
+	}
+	if *manPath != "" {
+		if opts.Manifest, err = incumbent.Load(*manPath); err != nil {
+			return fail(err)
+		}
+	}
+	if *tunePath != "" {
+		if opts.Tuning, err = tuning.Load(*tunePath); err != nil {
+			return fail(err)
+		}
+	}
+	f, err := gguf.Open(*model)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	e, err := engine.Open(opts)
+	if err != nil {
+		return fail(err)
+	}
+	defer e.Close()
+	m, err := llama.Load(e, f, *ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer m.Release()
+	if len(prompt)+*steps > m.Ctx {
+		return fail(fmt.Errorf("%d prompt tokens and %d steps do not fit the KV cache's %d positions (-ctx)", len(prompt), *steps, m.Ctx))
+	}
+	c := m.Config
+	fmt.Fprintf(stdout, "model: %d layers, dim %d, %d heads (%d kv), ffn %d, vocab %d; device %s\n", c.Layers, c.Dim, c.Heads, c.KVHeads, c.FF, c.Vocab, e.Device().Name)
+	out, logits, err := llama.Generate(m, prompt, *steps)
+	if err != nil {
+		return fail(err)
+	}
+	ids := make([]string, len(out))
+	for i, t := range out {
+		ids[i] = strconv.Itoa(int(t))
+	}
+	fmt.Fprintf(stdout, "generated: %s\n", strings.Join(ids, ","))
+	if *logitsOut != "" {
+		if err := os.WriteFile(*logitsOut, engine.F32Bytes(logits), 0o644); err != nil {
+			return fail(err)
+		}
+	}
+	if *trace {
+		type served struct{ cell, who string }
+		counts := map[served]int{}
+		for _, c := range e.Trace() {
+			counts[served{c.Cell, fmt.Sprintf("%s %s (%s)", c.Impl, c.Kernel, c.Why)}]++
+		}
+		var keys []served
+		for k := range counts {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			return keys[i].cell < keys[j].cell || keys[i].cell == keys[j].cell && keys[i].who < keys[j].who
+		})
+		for _, k := range keys {
+			fmt.Fprintf(stdout, "  %-24s %5d calls  %s\n", k.cell, counts[k], k.who)
+		}
+	}
+	return 0
+}
+
+func parseTokens(s string) ([]int32, error) {
+	var out []int32
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("-tokens: %q is not a token id", f)
+		}
+		out = append(out, int32(v))
+	}
+	return out, nil
+}

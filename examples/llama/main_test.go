@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/engine"
+	"github.com/onesource-go/onesource/gguf"
+	"github.com/onesource-go/onesource/llama"
+)
+
+// TestRunSynthetic runs the command on the synthetic model and checks its tokens and logits file
+// against the oracle's composition.
+func TestRunSynthetic(t *testing.T) {
+	if err := vulkan.Available(); err != nil {
+		t.Skipf("vulkan: %v", err)
+	}
+	dir := t.TempDir()
+	model, logits := filepath.Join(dir, "m.gguf"), filepath.Join(dir, "logits.f32")
+	var out, errb bytes.Buffer
+	if rc := run([]string{"-write-synthetic", model}, &out, &errb); rc != 0 {
+		t.Fatalf("write-synthetic: %d\n%s", rc, errb.String())
+	}
+	out.Reset()
+	if rc := run([]string{"-model", model, "-tokens", "3,1,4", "-steps", "3", "-logits", logits, "-ctx", "32", "-trace"}, &out, &errb); rc != 0 {
+		t.Fatalf("run: %d\n%s", rc, errb.String())
+	}
+	f, err := gguf.Open(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := llama.ConfigOf(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := llama.ReadWeights(f, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, last, err := llama.Generate(llama.NewReference(c, w, 32), []int32{3, 1, 4}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(toks))
+	for i, tk := range toks {
+		ids[i] = strconv.Itoa(int(tk))
+	}
+	want := "generated: " + strings.Join(ids, ",")
+	if !strings.Contains(out.String(), want+"\n") {
+		t.Errorf("output does not contain %q:\n%s", want, out.String())
+	}
+	if !strings.Contains(out.String(), "matvec/q4_K/vulkan") || !strings.Contains(out.String(), "twin") {
+		t.Errorf("the trace does not show the cells:\n%s", out.String())
+	}
+	got, err := os.ReadFile(logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, engine.F32Bytes(last)) {
+		t.Error("the logits file differs from the oracle's last logits")
+	}
+	for _, bad := range [][]string{{}, {"-model", model, "-tokens", "x"}, {"-model", filepath.Join(dir, "none.gguf")}, {"-model", model, "-tokens", "99999"}} {
+		errb.Reset()
+		if rc := run(bad, &out, &errb); rc == 0 {
+			t.Errorf("%v: exit 0", bad)
+		}
+	}
+}
