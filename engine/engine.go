@@ -30,6 +30,9 @@ type Options struct {
 	Tuning *tuning.Cache
 	// Timed measures every dispatch on the device (Call.Time); it serializes the dispatches.
 	Timed bool
+	// MaxBinding is the most bytes one buffer holds (0: the device's MaxStorageBufferRange,
+	// what one binding can address); larger matrices are split by rows. Tests lower it.
+	MaxBinding int
 }
 
 // Engine is an open device serving op calls. Its methods are safe for concurrent use; calls are
@@ -100,6 +103,15 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	return e.dev.Close()
+}
+
+// maxBinding is the most bytes one tensor buffer holds, a multiple of 256.
+func (e *Engine) maxBinding() int {
+	limit := int(e.dev.Info().MaxStorageBufferRange)
+	if e.opts.MaxBinding > 0 {
+		limit = min(limit, e.opts.MaxBinding)
+	}
+	return max(256, limit&^255)
 }
 
 // Device describes the device the engine runs on.

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/oracle"
 	"github.com/onesource-go/onesource/registry"
+	"github.com/onesource-go/onesource/tuning"
 )
 
 // openEngine opens an engine, or skips the test with the reason no Vulkan device is here.
@@ -522,5 +524,129 @@ func TestCallErrors(t *testing.T) {
 	other := openEngine(t, Options{})
 	if err := e.Add(x, x, zeros(t, other, 4, 8)); err == nil || !strings.Contains(err.Error(), "another engine") {
 		t.Errorf("a tensor of another engine: %v", err)
+	}
+}
+
+// TestTunedSchedule: a twin runs at the schedule the tuning cache holds for this device and this
+// version of the twin, and at its default when the entry is for another version.
+func TestTunedSchedule(t *testing.T) {
+	if err := vulkan.Available(); err != nil {
+		t.Skipf("vulkan: %v", err)
+	}
+	probe := openEngine(t, Options{})
+	device, driver := probe.Device().Evidence()
+	cell, ok := kernels.Lookup("rms_norm", oracle.F32)
+	if !ok {
+		t.Fatal("no rms_norm cell")
+	}
+	hash, err := cell.SourceHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := cell.DefaultScheduleFor(Backend, probe.caps)
+	want := kernels.Schedule{Lanes: 128, Layout: dsl.Strided}
+	if want == def {
+		want.Lanes = 32
+	}
+	entry := func(h string) tuning.Entry {
+		return tuning.Entry{
+			Key:   tuning.Key{Cell: cell.Name(), Backend: Backend, Device: device, Driver: driver, TwinHash: h},
+			Shape: "rows=64,n=4096", Schedule: want.String(), Seconds: 1e-3, Date: tuning.Date(time.Unix(0, 0)),
+			Candidates: []tuning.Candidate{{Schedule: want.String(), Exact: true, Seconds: 1e-3}},
+		}
+	}
+	for _, c := range []struct {
+		hash  string
+		tuned bool
+	}{{hash, true}, {"another version", false}} {
+		cache := tuning.New()
+		if err := cache.Put(entry(c.hash)); err != nil {
+			t.Fatal(err)
+		}
+		e := openEngine(t, Options{Tuning: cache})
+		rng := rand.New(rand.NewSource(4))
+		x := randF32(rng, 3*300, 1)
+		y := zeros(t, e, 3, 300)
+		if err := e.RMSNorm(y, upload(t, e, x, 3, 300), nil, 1e-6); err != nil {
+			t.Fatal(err)
+		}
+		ref := make([]float32, len(x))
+		if err := oracle.RMSNormF32(ref, x, nil, 300, 1e-6); err != nil {
+			t.Fatal(err)
+		}
+		sameBits(t, "rms_norm at "+want.String(), y, ref)
+		call := e.Trace()[0]
+		if call.Tuned != c.tuned {
+			t.Errorf("entry for %q: Tuned = %v (%s)", c.hash, call.Tuned, call.Why)
+		}
+		sched := def
+		if c.tuned {
+			sched = want
+		}
+		if call.Kernel != sched.String() {
+			t.Errorf("entry for %q: ran at %s, want %s (%s)", c.hash, call.Kernel, sched, call.Why)
+		}
+	}
+}
+
+// TestSplitMatrix: a matrix larger than one buffer may hold is split by rows; MatVec takes it
+// whole (the same bytes as the oracle), GetRows one part at a time (PartOf), Read returns the
+// bytes written, and the ops that cannot bind it say so.
+func TestSplitMatrix(t *testing.T) {
+	const rows, n = 100, 256
+	typ := oracle.Q6_K
+	rb, _ := oracle.RowSize(typ, n)
+	const limit = 16384 // 78 rows of 210 bytes: parts of 64 rows
+	e := openEngine(t, Options{MaxBinding: limit})
+	wb, err := kernels.WeightRows(typ, rows, n, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	W, err := e.Upload(typ, wb, rows, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per := limit / rb &^ 63; !W.Split() || len(W.parts) != (rows+per-1)/per || W.parts[0].Shape[0] != per {
+		t.Fatalf("W split into %d parts, want parts of %d rows", len(W.parts), per)
+	}
+	back, err := W.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, wb) {
+		t.Fatal("Read of a split matrix differs from what was uploaded")
+	}
+	x := randF32(rand.New(rand.NewSource(5)), n, 1)
+	y := zeros(t, e, rows)
+	if err := e.MatVec(y, W, upload(t, e, x, n)); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, rows)
+	if err := oracle.MatVec(typ, wb, x, want); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "matvec over a split matrix", y, want)
+	part, local, err := W.PartOf(77)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := e.UploadI32([]int32{int32(local)}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := zeros(t, e, 1, n)
+	if err := e.GetRows(row, part, ids); err != nil {
+		t.Fatal(err)
+	}
+	wantRow := make([]float32, n)
+	if err := oracle.GetRows(typ, wb, n, []int32{77}, wantRow); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "row 77 of a split matrix", row, wantRow)
+	if err := e.GetRows(row, W, ids); err == nil || !strings.Contains(err.Error(), "split over") {
+		t.Errorf("GetRows on a split matrix: %v", err)
+	}
+	if _, err := W.Slice(0, 1); err == nil || !strings.Contains(err.Error(), "split over") {
+		t.Errorf("Slice of a split matrix: %v", err)
 	}
 }

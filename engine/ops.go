@@ -21,6 +21,9 @@ func operand(op, name string, t *Tensor, typ oracle.Type, want int) error {
 	if t.Type != typ {
 		return fmt.Errorf("engine: %s: %s is %s, want %s values", op, name, t, typeName(typ))
 	}
+	if err := t.whole(op); err != nil {
+		return err
+	}
 	if want > 0 && t.Len() != want {
 		return fmt.Errorf("engine: %s: %s is %s (%d values), want %d values", op, name, t, t.Len(), want)
 	}
@@ -140,26 +143,34 @@ func (e *Engine) MatVec(y, w, x *Tensor) error {
 	if err != nil {
 		return fmt.Errorf("engine: %s/%s: %w", op, w.Type, err)
 	}
+	parts := w.parts
+	if parts == nil {
+		parts = []*Tensor{w}
+	}
 	rb := w.rowBytes()
-	for from := 0; from < rows; from += chunk {
-		r := min(chunk, rows-from)
-		ops := map[string]vulkan.View{
-			"w": w.rangeView(w.off+from*rb, r*rb),
-			"x": x.view(),
-			"y": y.buf.Range(y.off+4*from, 4*r),
+	first := 0 // the part's first row in W
+	for _, p := range parts {
+		for from := 0; from < p.Shape[0]; from += chunk {
+			r := min(chunk, p.Shape[0]-from)
+			ops := map[string]vulkan.View{
+				"w": p.rangeView(p.off+from*rb, r*rb),
+				"x": x.view(),
+				"y": y.buf.Range(y.off+4*(first+from), 4*r),
+			}
+			for i, name := range names {
+				ops[name] = tables[i].Whole()
+			}
+			if err := e.serve(&call{
+				op: op, typ: w.Type, operands: ops,
+				params: map[string]uint32{"n": uint32(n)},
+				groups: perRow(r),
+				vars:   map[string]float64{"rows": float64(r), "n": float64(n)},
+				bytes:  r*rb + 4*n + 4*r,
+			}); err != nil {
+				return err
+			}
 		}
-		for i, name := range names {
-			ops[name] = tables[i].Whole()
-		}
-		if err := e.serve(&call{
-			op: op, typ: w.Type, operands: ops,
-			params: map[string]uint32{"n": uint32(n)},
-			groups: perRow(r),
-			vars:   map[string]float64{"rows": float64(r), "n": float64(n)},
-			bytes:  r*rb + 4*n + 4*r,
-		}); err != nil {
-			return err
-		}
+		first += p.Shape[0]
 	}
 	return nil
 }
@@ -172,6 +183,9 @@ func (e *Engine) GetRows(dst, w, ids *Tensor) error {
 		return fmt.Errorf("engine: %s: W must be a matrix (src_rows x n), got %v", op, w)
 	}
 	srcRows, n := w.Shape[0], w.Shape[1]
+	if err := w.whole(op); err != nil {
+		return err
+	}
 	if err := operand(op, "ids", ids, I32, 0); err != nil {
 		return err
 	}

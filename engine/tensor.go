@@ -41,6 +41,36 @@ type Tensor struct {
 	Type  oracle.Type
 	Shape []int
 	owner bool
+	// parts hold a matrix too large for one binding (the device's MaxStorageBufferRange): row
+	// ranges in buffers of their own, in order; buf is nil then.
+	parts []*Tensor
+}
+
+// Split reports whether the tensor is held in several buffers (a matrix larger than one
+// binding may be). MatVec takes a split matrix; GetRows takes one of its Parts.
+func (t *Tensor) Split() bool { return t.parts != nil }
+
+// PartOf returns the part of a split matrix that holds row, and row's index in it; for a tensor
+// that is not split, t itself and row.
+func (t *Tensor) PartOf(row int) (*Tensor, int, error) {
+	if row < 0 || len(t.Shape) < 2 || row >= t.Shape[0] {
+		return nil, 0, fmt.Errorf("engine: PartOf(%d) of %s: no such row", row, t)
+	}
+	for _, p := range t.parts {
+		if row < p.Shape[0] {
+			return p, row, nil
+		}
+		row -= p.Shape[0]
+	}
+	return t, row, nil
+}
+
+// whole returns an error for a split tensor, which op cannot bind.
+func (t *Tensor) whole(op string) error {
+	if t.parts != nil {
+		return fmt.Errorf("engine: %s: %s is split over %d buffers (larger than one binding may be): only MatVec takes it whole; use PartOf", op, t, len(t.parts))
+	}
+	return nil
 }
 
 // Rows is the number of rows: the product of every dimension but the last (1 for a vector).
@@ -109,11 +139,31 @@ func tensorSize(typ oracle.Type, shape []int) (int, error) {
 	return rows * rb, nil
 }
 
-// NewTensor allocates a zero-filled tensor.
+// NewTensor allocates a zero-filled tensor. A matrix larger than the device lets one binding
+// address (MaxStorageBufferRange) is split by rows over several buffers (Split).
 func (e *Engine) NewTensor(typ oracle.Type, shape ...int) (*Tensor, error) {
 	size, err := tensorSize(typ, shape)
 	if err != nil {
 		return nil, fmt.Errorf("engine: NewTensor: %w", err)
+	}
+	if limit := e.maxBinding(); size > limit && len(shape) >= 2 {
+		per := size / shape[0] // bytes per row along the first dimension
+		// Parts of a multiple of 64 rows keep every result's offset (4 bytes a row) aligned to
+		// 256 bytes, what any device's minStorageBufferOffsetAlignment allows.
+		rows := limit / per &^ 63
+		if rows == 0 {
+			return nil, fmt.Errorf("engine: NewTensor %s%v: 64 rows of %d bytes are more than a binding may address (%d)", typeName(typ), shape, per, limit)
+		}
+		whole := &Tensor{e: e, size: size, Type: typ, Shape: append([]int(nil), shape...), owner: true}
+		for from := 0; from < shape[0]; from += rows {
+			p, err := e.NewTensor(typ, append([]int{min(rows, shape[0]-from)}, shape[1:]...)...)
+			if err != nil {
+				whole.Release()
+				return nil, err
+			}
+			whole.parts = append(whole.parts, p)
+		}
+		return whole, nil
 	}
 	// Kernels read 32-bit words: the buffer is padded to a multiple of 4 bytes.
 	b, err := e.dev.NewBuffer(max(4, (size+3)&^3))
@@ -162,6 +212,15 @@ func (t *Tensor) Write(data []byte) error {
 	if err := e.flushLocked(); err != nil {
 		return err
 	}
+	if t.parts != nil {
+		for _, p := range t.parts {
+			if err := p.buf.Write(p.off, data[:p.size]); err != nil {
+				return err
+			}
+			data = data[p.size:]
+		}
+		return nil
+	}
 	return t.buf.Write(t.off, data)
 }
 
@@ -183,8 +242,16 @@ func (t *Tensor) Read() ([]byte, error) {
 		return nil, err
 	}
 	out := make([]byte, t.size)
-	if err := t.buf.Read(t.off, out); err != nil {
-		return nil, fmt.Errorf("engine: Read %s: %w", t, err)
+	parts := t.parts
+	if parts == nil {
+		parts = []*Tensor{t}
+	}
+	at := 0
+	for _, p := range parts {
+		if err := p.buf.Read(p.off, out[at:at+p.size]); err != nil {
+			return nil, fmt.Errorf("engine: Read %s: %w", t, err)
+		}
+		at += p.size
 	}
 	return out, nil
 }
@@ -207,6 +274,9 @@ func (t *Tensor) Slice(from, count int) (*Tensor, error) {
 	if len(t.Shape) < 2 {
 		return nil, fmt.Errorf("engine: Slice of %s: a vector has no rows to slice", t)
 	}
+	if err := t.whole("Slice"); err != nil {
+		return nil, err
+	}
 	if from < 0 || count <= 0 || from+count > t.Shape[0] {
 		return nil, fmt.Errorf("engine: Slice(%d, %d) of %s: outside its %d rows", from, count, t, t.Shape[0])
 	}
@@ -217,6 +287,9 @@ func (t *Tensor) Slice(from, count int) (*Tensor, error) {
 
 // Reshape returns a view of the same bytes with another shape of the same size.
 func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
+	if err := t.whole("Reshape"); err != nil {
+		return nil, err
+	}
 	size, err := tensorSize(t.Type, shape)
 	if err != nil {
 		return nil, fmt.Errorf("engine: Reshape %s: %w", t, err)
@@ -229,7 +302,10 @@ func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
 
 // Release frees a tensor's buffer (a view releases nothing). Queued calls that use it fail.
 func (t *Tensor) Release() {
-	if t.owner {
+	for _, p := range t.parts {
+		p.Release()
+	}
+	if t.owner && t.buf != nil {
 		t.buf.Release()
 	}
 }

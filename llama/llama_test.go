@@ -341,3 +341,15 @@ func TestProfile(t *testing.T) {
 		t.Errorf("a profile on an untimed engine: %v", err)
 	}
 }
+
+// TestSplitWeights: with buffers limited to 64 KiB, the embedding and the larger matrices are
+// split by rows (as a real vocabulary larger than one binding is), and the logits still equal
+// the oracle's.
+func TestSplitWeights(t *testing.T) {
+	f := writeModel(t, SmallSynthetic)
+	e := openEngine(t, engine.Options{MaxBinding: 64 << 10})
+	m := runBoth(t, e, f)
+	if !m.tokEmb.Split() {
+		t.Fatal("the embedding was not split")
+	}
+}

@@ -224,21 +224,26 @@ func (m *Model) Step(token int32, pos int) ([]float32, error) {
 	if token < 0 || int(token) >= c.Vocab {
 		return nil, fmt.Errorf("llama: token %d is outside the vocabulary of %d", token, c.Vocab)
 	}
-	if err := m.ids.WriteI32([]int32{token}); err != nil {
+	// A vocabulary too large for one buffer is split by rows: the step gathers from the part
+	// that holds the token.
+	emb, local, err := m.tokEmb.PartOf(int(token))
+	if err != nil {
+		return nil, err
+	}
+	if err := m.ids.WriteI32([]int32{int32(local)}); err != nil {
 		return nil, err
 	}
 	if err := m.pos.WriteI32([]int32{int32(pos)}); err != nil {
 		return nil, err
 	}
-	var err error
 	do := func(label string, f func() error) {
 		if err == nil {
 			e.SetLabel(label)
 			err = f()
 		}
 	}
-	emb, _ := m.x.Reshape(1, c.Dim)
-	do("token_embd", func() error { return e.GetRows(emb, m.tokEmb, m.ids) })
+	x1, _ := m.x.Reshape(1, c.Dim)
+	do("token_embd", func() error { return e.GetRows(x1, emb, m.ids) })
 	for i, l := range m.layers {
 		b := fmt.Sprintf("blk.%d.", i)
 		kRow, kerr := l.kc.Slice(pos, 1)
