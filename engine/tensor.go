@@ -96,6 +96,7 @@ func (t *Tensor) rowBytes() int {
 	return n
 }
 
+// String describes the tensor as errors name it: "q4_0[4096x4096]".
 func (t *Tensor) String() string {
 	dims := make([]string, len(t.Shape))
 	for i, d := range t.Shape {
