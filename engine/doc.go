@@ -13,13 +13,14 @@
 //     in the registry current at that call, and queues one dispatch. Queued dispatches run in
 //     order when the program reads a tensor, writes one, or calls Flush: one submission, with a
 //     barrier only where a dispatch depends on an earlier one.
-//   - Who serves a cell: the registry's choice. dsl and fallback: the twin, at the schedule the
+//   - Who serves a cell: the registry's choice for this machine (registry.SelectOn: the cell's
+//     state over this device's and driver's evidence alone). dsl and fallback: the twin, at the schedule the
 //     tuning cache holds for this device and this version of the twin, else its default. hand and
 //     declined: the incumbent the manifest names for the cell, with its push constants, spec
 //     constants and grid from the manifest's expressions of the call's shape variables (the
 //     variables package conformance names: rows, n, eps, ...). failing: never served, an error
-//     with the reason. A cell the registry does not know (or no registry) is served by its twin,
-//     and the trace says so. A cell with neither a usable twin nor an incumbent is an error
+//     with the reason. A cell without evidence for this machine is served by the incumbent when
+//     the registry names one, else by its twin (also with no registry), and the trace says so. A cell with neither a usable twin nor an incumbent is an error
 //     naming the cell. Every call is recorded in the trace (Trace): cell, who served it, the
 //     registry state and why, the schedule or incumbent, and with Options.Timed its device time.
 //   - The registry can be replaced while calls run (SetRegistry, ReloadRegistry): the next call

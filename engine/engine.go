@@ -42,6 +42,8 @@ type Engine struct {
 	caps int // subgroup size the lowering assumes (0: none)
 	opts Options
 	reg  atomic.Pointer[registry.Registry]
+	// device and driver name this machine as registry evidence does.
+	device, driver string
 
 	mu      sync.Mutex
 	stream  *vulkan.Stream
@@ -90,6 +92,7 @@ func Open(opts Options) (*Engine, error) {
 		twins: map[twinKey]*twin{}, hands: map[string]*hand{}, tables: map[oracle.Type][]*vulkan.Buffer{},
 		tracing: true,
 	}
+	e.device, e.driver = dev.Info().Evidence()
 	e.reg.Store(opts.Registry)
 	return e, nil
 }

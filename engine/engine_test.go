@@ -368,13 +368,24 @@ func TestRegistryServes(t *testing.T) {
 
 	// A failing cell without an incumbent serves nothing.
 	failing := registry.New()
-	ev := registry.Evidence{Device: "d", Driver: "v", Toolchain: "t", BitExact: false, MaxULP: 3, TwinHash: "x", Date: time.Unix(0, 0).UTC()}
+	dev, drv := e.Device().Evidence()
+	ev := registry.Evidence{Device: dev, Driver: drv, Toolchain: "t", BitExact: false, MaxULP: 3, TwinHash: "x", Date: time.Unix(0, 0).UTC()}
 	if err := failing.Apply(registry.GateResult{Key: registry.Key{Op: "add", Type: "f32", Backend: "vulkan"}, Evidence: ev, Verdict: registry.Fail}); err != nil {
 		t.Fatal(err)
 	}
 	e.SetRegistry(failing)
 	if err := e.Add(y, at, bt); err == nil || !strings.Contains(err.Error(), "add/f32/vulkan") || !strings.Contains(err.Error(), "failing") {
 		t.Errorf("failing cell: %v", err)
+	}
+	// The same verdict from another machine does not decide this one's cell.
+	elsewhere := registry.New()
+	ev.Device = "another device"
+	if err := elsewhere.Apply(registry.GateResult{Key: registry.Key{Op: "add", Type: "f32", Backend: "vulkan"}, Evidence: ev, Verdict: registry.Fail}); err != nil {
+		t.Fatal(err)
+	}
+	e.SetRegistry(elsewhere)
+	if err := e.Add(y, at, bt); err != nil {
+		t.Errorf("a cell failing on another device: %v", err)
 	}
 	// A hand cell the manifest does not describe.
 	hand := registry.New()

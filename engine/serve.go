@@ -61,7 +61,7 @@ func (e *Engine) serve(c *call) error {
 	rec := Call{Cell: c.cell(), Bytes: c.bytes, Label: e.label}
 	impl, why := registry.Twin, "no registry: the twin serves"
 	if r := e.reg.Load(); r != nil {
-		ch := r.Select(c.op, c.typ.String(), Backend)
+		ch := r.SelectOn(c.op, c.typ.String(), Backend, e.device, e.driver)
 		rec.State = ch.State
 		switch ch.Impl {
 		case registry.Twin:
@@ -72,7 +72,7 @@ func (e *Engine) serve(c *call) error {
 			if ch.State == registry.Failing {
 				return fmt.Errorf("engine: %s: the registry marks the cell failing (its twin is not bit-exact) and names no incumbent: nothing may serve it", rec.Cell)
 			}
-			why = "not in the registry: the twin serves"
+			why = "no registry evidence for this device: the twin serves"
 		}
 	}
 	var (

@@ -240,8 +240,9 @@ type Conflict struct {
 // different machines). Thresholds must agree. Evidence is united per machine; when both sides hold
 // different evidence from the same machine the newer (by date) is kept in the cell, the other
 // stays in the history, and a Conflict says so. The state of each cell is recomputed by the policy
-// of Apply over the united evidence, with two limits: merge never flips (a cell is dsl afterwards
-// only if it was dsl on one side), and never demotes a dsl cell (a Conflict asks for a Revert).
+// of Apply over the united evidence, except that merge never flips (a cell is dsl afterwards only
+// if it was dsl on one side). Machines that disagree are not in conflict: each machine's cell
+// follows its own evidence (SelectOn), and the overall state says whether every machine passes.
 // History entries of other that r lacks are appended after r's (r's history stays a prefix).
 func (r *Registry) Merge(other *Registry) ([]Conflict, error) {
 	if other == r {
@@ -323,17 +324,7 @@ func (r *Registry) Merge(other *Registry) ([]Conflict, error) {
 		from := c.State
 		to, why := policy(c.Evidence, c.Incumbent != "", r.threshold)
 		wasDSL := c.State == DSL || oc.State == DSL
-		switch {
-		case wasDSL && to != DSL:
-			to = DSL
-			if _, ok := c.passing(r.threshold); !ok {
-				// Cannot happen for loaded registries: the dsl side carried passing evidence.
-				return nil, fmt.Errorf("registry: merge: %s is dsl without passing evidence", k)
-			}
-			cf := Conflict{Key: k, Reason: "dsl on one side, but the merged evidence says " + why + ": kept dsl; Revert it if the evidence is right"}
-			conflicts = append(conflicts, cf)
-			r.appendEntry(Entry{Key: k, Action: "conflict", From: from, To: DSL, Reason: cf.Reason})
-		case !wasDSL && to == DSL:
+		if !wasDSL && to == DSL {
 			// Merge never flips: the incumbent keeps serving until a gate flips the cell.
 			to = c.State
 			if oc.State != c.State && (c.State == Missing || c.State == Fallback) {
@@ -343,6 +334,8 @@ func (r *Registry) Merge(other *Registry) ([]Conflict, error) {
 				to = Hand
 			}
 		}
+		// A dsl side meeting another machine's decline or failure is no conflict: each machine's
+		// cell follows its own evidence (SelectOn); the overall state follows the policy.
 		if to != from {
 			c.State = to
 			c.Reason = "merge: " + why

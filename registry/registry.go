@@ -11,15 +11,20 @@
 //     declined (the incumbent keeps serving, the twin is kept as a fallback); a twin that is not
 //     bit-exact is failing and never serves; a bit-exact twin with no incumbent serves by coverage
 //     as fallback.
-//   - A dsl cell is never downgraded silently: evidence that would demote it is refused by Apply
-//     (a *DowngradeError) until Revert is called with a reason, and kept but reported as a
-//     Conflict by Merge.
+//   - A flip is never undone silently: evidence from a machine that would demote a dsl cell it
+//     passed on is refused by Apply (a *DowngradeError) until Revert is called with a reason.
+//     Another machine's decline or failure is that machine's verdict: recorded, the overall state
+//     follows the policy (dsl only when every machine passes), and SelectOn keeps serving the twin
+//     on the machines that passed. Merge reports two different measurements from one machine as a
+//     Conflict.
 //   - Evidence is keyed by (device, driver, toolchain), so registries written on several machines
 //     merge without losing any evidence.
 //   - Every registration, gate verdict, revert and merge is appended to a hash-chained history that
 //     is never rewritten.
 //   - Select answers which kernel serves a cell from an immutable snapshot: cheap and safe for
-//     concurrent use with writers.
+//     concurrent use with writers. The cell's state is over every machine's evidence (a report's
+//     view); SelectOn answers for one machine from its own evidence, so a verdict on one device
+//     never decides another device's cell (what a program serving calls uses).
 //   - The file is indented JSON with a format name and version header and a stable order (see
 //     Save); Load rejects corrupt, foreign, newer-format and hand-edited files, and Save is atomic
 //     and never overwrites a file that changed on disk since it was read.
@@ -358,7 +363,7 @@ type Registry struct {
 	threshold float64
 	cells     map[Key]Cell
 	history   []Entry
-	snap      atomic.Pointer[map[Key]Choice]
+	snap      atomic.Pointer[snapshot]
 
 	// file is the file this registry was read from (or will be created as) and the sha256 of its
 	// content then ("" when it did not exist).
@@ -381,23 +386,59 @@ func (r *Registry) now() time.Time {
 	return time.Now().UTC()
 }
 
-// publish rebuilds the Select snapshot; r.mu is held (or r is not yet shared).
-func (r *Registry) publish() {
-	m := make(map[Key]Choice, len(r.cells))
-	for k, c := range r.cells {
-		m[k] = choiceOf(c)
-	}
-	r.snap.Store(&m)
+// snapshot is what Select and SelectOn read: every cell's choice and a copy of the cell.
+type snapshot struct {
+	threshold float64
+	cells     map[Key]snapCell
 }
 
-// Select returns which implementation serves (op, typ, backend). It reads an immutable snapshot:
-// cheap, lock-free and safe for concurrent use with Apply, Revert and Merge. An unknown cell is
-// {None, Missing}.
+type snapCell struct {
+	choice Choice
+	cell   Cell
+}
+
+// publish rebuilds the Select snapshot; r.mu is held (or r is not yet shared).
+func (r *Registry) publish() {
+	s := &snapshot{threshold: r.threshold, cells: make(map[Key]snapCell, len(r.cells))}
+	for k, c := range r.cells {
+		s.cells[k] = snapCell{choiceOf(c), c.clone()}
+	}
+	r.snap.Store(s)
+}
+
+// Select returns which implementation serves (op, typ, backend), by the cell's state over the
+// evidence of every machine. It reads an immutable snapshot: cheap, lock-free and safe for
+// concurrent use with Apply, Revert and Merge. An unknown cell is {None, Missing}.
 func (r *Registry) Select(op, typ, backend string) Choice {
-	if c, ok := (*r.snap.Load())[Key{op, typ, backend}]; ok {
-		return c
+	if c, ok := r.snap.Load().cells[Key{op, typ, backend}]; ok {
+		return c.choice
 	}
 	return Choice{Impl: None, State: Missing}
+}
+
+// SelectOn is Select for one machine (device and driver, as evidence names them): the state
+// the policy gives over that machine's evidence alone, so a cell's verdict on one device never
+// decides another device's. A machine without evidence of its own gets the cell's incumbent
+// when it has one (state hand), else nothing (state missing: the twin serves only by a caller's
+// default). A dsl cell stays dsl on a machine whose evidence passes; a reverted cell (hand with
+// evidence) is hand on every machine.
+func (r *Registry) SelectOn(op, typ, backend, device, driver string) Choice {
+	s := r.snap.Load()
+	c, ok := s.cells[Key{op, typ, backend}]
+	if !ok {
+		return Choice{Impl: None, State: Missing}
+	}
+	if c.cell.State == Hand && len(c.cell.Evidence) > 0 {
+		return c.choice // reverted: the policy over evidence never gives hand
+	}
+	mine := Cell{Key: c.cell.Key, Incumbent: c.cell.Incumbent}
+	for _, e := range c.cell.Evidence {
+		if e.Device == device && e.Driver == driver {
+			mine.Evidence = append(mine.Evidence, e)
+		}
+	}
+	mine.State, mine.Reason = policy(mine.Evidence, mine.Incumbent != "", s.threshold)
+	return choiceOf(mine)
 }
 
 // Threshold returns the registry's flip threshold.
@@ -511,8 +552,12 @@ func (r *Registry) Register(k Key, incumbent, reason string) error {
 // state alone. The evidence replaces any older evidence from the same machine; the new state is
 // then the policy over all of the cell's evidence: failing if any machine saw the twin not
 // bit-exact, fallback when there is no incumbent, dsl when every machine passes, declined
-// otherwise. A dsl cell is never demoted: Apply returns a *DowngradeError and changes nothing.
-// An unknown cell is created (with the evidence's incumbent). The result is in Cell(g.Key).
+// otherwise. A machine's own flip is never undone by its own later evidence: when the cell is
+// dsl and the evidence replaces passing evidence of the same machine with evidence that does not
+// pass, Apply returns a *DowngradeError and changes nothing (Revert first). Evidence from another
+// machine is that machine's verdict (SelectOn): it is recorded, and the cell's overall state
+// follows the policy. An unknown cell is created (with the evidence's incumbent). The result is
+// in Cell(g.Key).
 func (r *Registry) Apply(g GateResult) error {
 	if err := g.Key.valid(); err != nil {
 		return err
@@ -547,9 +592,14 @@ func (r *Registry) Apply(g GateResult) error {
 	if c.Incumbent != "" && !e.HasIncumbent() && e.BitExact && g.Verdict != Keep {
 		return fmt.Errorf("registry: %s: the cell has incumbent %s but the evidence did not benchmark it", g.Key, c.Incumbent)
 	}
-	replaced := false
+	replaced, regressed := false, false
 	for i := range c.Evidence {
 		if c.Evidence[i].Key() == e.Key() {
+			if v, _ := Judge(c.Evidence[i], r.threshold); v == Flip && c.Evidence[i].HasIncumbent() {
+				if nv, _ := Judge(e, r.threshold); nv != Flip {
+					regressed = true
+				}
+			}
 			c.Evidence[i] = e
 			replaced = true
 		}
@@ -563,7 +613,7 @@ func (r *Registry) Apply(g GateResult) error {
 	if g.Verdict != Keep {
 		var pwhy string
 		to, pwhy = policy(c.Evidence, c.Incumbent != "", r.threshold)
-		if from == DSL && to != DSL {
+		if from == DSL && to != DSL && regressed {
 			return &DowngradeError{Key: g.Key, To: to, Reason: pwhy}
 		}
 		if reason == "" {

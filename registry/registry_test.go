@@ -66,7 +66,9 @@ func TestTransitions(t *testing.T) {
 		{name: "declined->dsl", setup: []step{{verdict: Decline, e: ev("gpu0", true, 0.9)}}, step: step{verdict: Flip, e: ev("gpu0", true, 1.0)}, want: DSL, impl: Twin},
 		{name: "failing->dsl", setup: []step{{verdict: Fail, e: ev("gpu0", false, 1)}}, step: step{verdict: Flip, e: ev("gpu0", true, 1.0)}, want: DSL, impl: Twin},
 		{name: "dsl not downgraded by decline", setup: []step{{verdict: Flip, e: ev("gpu0", true, 1)}}, step: step{verdict: Decline, e: ev("gpu0", true, 0.5)}, want: DSL, wantErr: "undone only by Revert", impl: Twin},
-		{name: "dsl not downgraded by fail", setup: []step{{verdict: Flip, e: ev("gpu0", true, 1)}}, step: step{verdict: Fail, e: ev("gpu1", false, 1)}, want: DSL, wantErr: "undone only by Revert", impl: Twin},
+		{name: "dsl not downgraded by fail", setup: []step{{verdict: Flip, e: ev("gpu0", true, 1)}}, step: step{verdict: Fail, e: ev("gpu0", false, 1)}, want: DSL, wantErr: "undone only by Revert", impl: Twin},
+		{name: "another machine fails", setup: []step{{verdict: Flip, e: ev("gpu0", true, 1)}}, step: step{verdict: Fail, e: ev("gpu1", false, 1)}, want: Failing, impl: Incumbent},
+		{name: "another machine declines", setup: []step{{verdict: Flip, e: ev("gpu0", true, 1)}}, step: step{verdict: Decline, e: ev("gpu1", true, 0.5)}, want: Declined, impl: Incumbent},
 		{name: "dsl->hand by revert", setup: []step{{verdict: Flip, e: ev("gpu0", true, 1)}}, step: step{revert: true}, want: Hand, impl: Incumbent},
 		{name: "revert of non-dsl refused", step: step{revert: true}, want: Hand, wantErr: "not dsl"},
 		{name: "reverted then declined", setup: []step{{verdict: Flip, e: ev("gpu0", true, 1)}, {revert: true}}, step: step{verdict: Decline, e: ev("gpu0", true, 0.5)}, want: Declined, impl: Incumbent},
@@ -384,18 +386,22 @@ func TestMergeTwoMachines(t *testing.T) {
 	for _, c := range conflicts {
 		t.Logf("conflict: %s %s: %s", c.Key, c.Device, c.Reason)
 	}
-	// k1: dsl on a, declined on lavapipe in b: stays dsl, conflict explained, both evidence kept.
+	// k1: dsl on radv (a), declined on lavapipe (b): no conflict, both evidence kept; declined
+	// overall, each machine its own verdict.
 	c, _ := a.Cell(k1)
-	if c.State != DSL || len(c.Evidence) != 2 {
+	if c.State != Declined || len(c.Evidence) != 2 {
 		t.Fatalf("k1 after merge: %s with %d evidence", c.State, len(c.Evidence))
+	}
+	if s := a.SelectOn(k1.Op, k1.Type, k1.Backend, "radv", ev("radv", true, 1).Driver).State; s != DSL {
+		t.Fatalf("k1 on radv: %s, want dsl", s)
 	}
 	// kb: two measurements from radv: newer kept, conflict reported.
 	cb, _ := a.Cell(kb)
 	if len(cb.Evidence) != 1 || cb.Evidence[0].Ratio.Median != 1.3 {
 		t.Fatalf("kb evidence %+v", cb.Evidence)
 	}
-	if len(conflicts) != 2 {
-		t.Fatalf("%d conflicts, want 2", len(conflicts))
+	if len(conflicts) != 1 {
+		t.Fatalf("%d conflicts, want 1", len(conflicts))
 	}
 	if ch := a.Select("add", "f32", "metal"); ch.Impl != Twin || ch.State != Fallback {
 		t.Fatalf("add/metal %+v", ch)
@@ -463,5 +469,73 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSelectOn: each machine's cell follows its own evidence. A twin declined on one device and
+// flipped on another is hand on the first and dsl on the second; not bit-exact on one device
+// leaves the other's verdict alone; a machine without evidence gets the incumbent; a reverted
+// cell is hand everywhere.
+func TestSelectOn(t *testing.T) {
+	k := Key{Op: "matvec", Type: "q4_0", Backend: "vulkan"}
+	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ev := func(dev string, exact bool, ratio float64) Evidence {
+		e := Evidence{Device: dev, Driver: "drv", Toolchain: "tc", BitExact: exact, TwinGBps: 100 * ratio, IncumbentGBps: 100,
+			Ratio: SpreadOf([]float64{ratio, ratio, ratio}), TwinHash: "t", IncumbentHash: "h", Date: date}
+		if !exact {
+			e.MaxULP = 2
+		}
+		return e
+	}
+	apply := func(r *Registry, e Evidence) {
+		t.Helper()
+		v, _ := Judge(e, r.Threshold())
+		if err := r.Apply(GateResult{Key: k, Evidence: e, Verdict: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := New()
+	if err := r.Register(k, "h", "test"); err != nil {
+		t.Fatal(err)
+	}
+	apply(r, ev("A", true, 0.5)) // declined on A
+	apply(r, ev("B", true, 1.2)) // fast on B
+	if got := r.Select(k.Op, k.Type, k.Backend).State; got != Declined {
+		t.Fatalf("aggregate state %s, want declined", got)
+	}
+	for _, c := range []struct {
+		dev   string
+		state State
+		impl  Impl
+	}{{"A", Declined, Incumbent}, {"B", DSL, Twin}, {"C", Hand, Incumbent}} {
+		ch := r.SelectOn(k.Op, k.Type, k.Backend, c.dev, "drv")
+		if ch.State != c.state || ch.Impl != c.impl {
+			t.Errorf("on %s: %s/%s, want %s/%s", c.dev, ch.State, ch.Impl, c.state, c.impl)
+		}
+	}
+	if ch := r.SelectOn(k.Op, k.Type, k.Backend, "B", "another driver"); ch.State != Hand {
+		t.Errorf("B with another driver: %s, want hand (no evidence of its own)", ch.State)
+	}
+	apply(r, ev("D", false, 1.5)) // not bit-exact on D
+	if ch := r.SelectOn(k.Op, k.Type, k.Backend, "B", "drv"); ch.State != DSL {
+		t.Errorf("B after D failed: %s, want dsl", ch.State)
+	}
+	if ch := r.SelectOn(k.Op, k.Type, k.Backend, "D", "drv"); ch.State != Failing || ch.Impl != Incumbent {
+		t.Errorf("D: %s/%s, want failing served by the incumbent", ch.State, ch.Impl)
+	}
+	// A cell dsl everywhere, then reverted: hand on every machine.
+	r2 := New()
+	if err := r2.Register(k, "h", "test"); err != nil {
+		t.Fatal(err)
+	}
+	apply(r2, ev("B", true, 1.2))
+	if err := r2.Revert(k, "a user saw garbage"); err != nil {
+		t.Fatal(err)
+	}
+	if ch := r2.SelectOn(k.Op, k.Type, k.Backend, "B", "drv"); ch.State != Hand || ch.Impl != Incumbent {
+		t.Errorf("reverted cell on B: %s/%s, want hand", ch.State, ch.Impl)
+	}
+	if ch := r2.SelectOn("nope", "f32", "vulkan", "B", "drv"); ch.State != Missing || ch.Impl != None {
+		t.Errorf("unknown cell: %+v", ch)
 	}
 }
