@@ -8,6 +8,7 @@
 //	onesource bench [-op ..] [-type ..] [-shape S] [-json FILE]              GB/s and % of the roofline
 //	onesource profile [-steps N] [-registry FILE] MODEL.gguf                 where a decode step's time goes
 //	onesource cells [-registry FILE] [-html OUT]                             the registry as a report
+//	onesource merge -o OUT.json IN.json...                                   registries of many machines in one
 //	onesource ledger [-v] [-json] DIR...                                     hand-written kernel lines
 //	onesource doctor                                                         CPU, devices, toolchains
 //	onesource gguf ls FILE | dump FILE TENSOR -o OUT.f32                     inspect GGUF files
