@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/onesource-go/onesource/drain"
+	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/ledger"
+	"github.com/onesource-go/onesource/registry"
+)
+
+func init() {
+	register("drain", "which hand-written kernel files the flipped cells let go (-apply removes them, keeping every cell served)", runDrain)
+}
+
+func runDrain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("drain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	manPath := fs.String("manifest", "", "incumbents manifest")
+	regPath := fs.String("registry", cellsDefaultRegistry, "registry file")
+	jsonOut := fs.String("json", "", "write the plan as JSON to this file")
+	patchOut := fs.String("patch", "", "write the plan as a unified diff to this file")
+	apply := fs.Bool("apply", false, "carry the plan out (only if every cell keeps a server)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: onesource drain -manifest FILE [-registry FILE] [-json OUT] [-patch OUT] [-apply] [DIR...]")
+		fmt.Fprintln(stderr, "  DIR...: trees whose hand-written lines (the ledger) are shown before and after")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *manPath == "" {
+		fs.Usage()
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "onesource drain:", err)
+		return 1
+	}
+	m, err := incumbent.Load(*manPath)
+	if err != nil {
+		return fail(err)
+	}
+	reg, err := registry.Load(*regPath)
+	if err != nil {
+		return fail(err)
+	}
+	p, err := drain.Make(m, reg)
+	if err != nil {
+		return fail(err)
+	}
+	p.Write(stdout)
+	if *jsonOut != "" {
+		b, err := json.MarshalIndent(p, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if *patchOut != "" {
+		b, err := p.Patch()
+		if err == nil {
+			err = os.WriteFile(*patchOut, b, 0o644)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	ledgerLine := func(when string) {
+		if fs.NArg() == 0 {
+			return
+		}
+		r, err := ledger.Count(fs.Args()...)
+		if err != nil {
+			fmt.Fprintf(stdout, "ledger %s: %v\n", when, err)
+			return
+		}
+		for _, t := range r.Trees {
+			fmt.Fprintf(stdout, "ledger %s: %s: %d hand-written lines\n", when, t.Path, t.Total)
+		}
+	}
+	if !*apply {
+		if err := p.Check(); err != nil {
+			fmt.Fprintln(stdout, "the plan cannot be applied:", err)
+		} else if len(p.Deletable()) > 0 || len(p.NewManifest()) != 0 {
+			fmt.Fprintln(stdout, "nothing was changed; -apply carries the plan out")
+		}
+		ledgerLine("now")
+		return 0
+	}
+	ledgerLine("before")
+	if err := p.Apply(); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "drained: %d files deleted, %d manifest entries removed\n", len(p.Deletable()), removed(p))
+	ledgerLine("after")
+	return 0
+}
+
+func removed(p *drain.Plan) int {
+	n := 0
+	for _, e := range p.Entries {
+		if e.Remove {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,399 @@
+package drain
+
+import (
+	"bytes"
+	"errors"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/engine"
+	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/oracle"
+	"github.com/onesource-go/onesource/registry"
+)
+
+// The fixture's extra kernels: mul and swiglu share a header; mul's cell flips, swiglu's
+// declines, so the header stays.
+const (
+	commonGLSL = `// Shared by the element-wise incumbents: bindings and push constants.
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) readonly buffer B { float b[]; };
+layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Params { uint n; } p;
+`
+	mulComp = `#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+void main() {
+    const uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) {
+        y[i] = a[i] * b[i];
+    }
+}
+`
+	swigluComp = `#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+void main() {
+    const uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) {
+        float x = a[i];
+        y[i] = x / (1.0 + exp(-x)) * b[i];
+    }
+}
+`
+	extraEntries = `,
+    {
+      "name": "hand_mul_f32", "op": "mul", "type": "f32", "backend": "vulkan",
+      "source": {"glsl": "mul.comp"},
+      "bindings": [{"binding": 0, "operand": "a", "readonly": true}, {"binding": 1, "operand": "b", "readonly": true}, {"binding": 2, "operand": "y"}],
+      "push_constants": [{"name": "n", "type": "u32", "value": "rows*n"}],
+      "workgroup_size": [256, 1, 1], "grid": ["cdiv(rows*n, 256)", 1, 1]
+    },
+    {
+      "name": "hand_swiglu_f32", "op": "swiglu", "type": "f32", "backend": "vulkan",
+      "source": {"glsl": "swiglu.comp"},
+      "bindings": [{"binding": 0, "operand": "x", "readonly": true}, {"binding": 1, "operand": "g", "readonly": true}, {"binding": 2, "operand": "y"}],
+      "push_constants": [{"name": "n", "type": "u32", "value": "rows*n"}],
+      "workgroup_size": [256, 1, 1], "grid": ["cdiv(rows*n, 256)", 1, 1]
+    }
+  ]`
+)
+
+// fixture copies examples/incumbents into a temporary tree, adds mul and swiglu (sharing a
+// header), and returns the manifest's path.
+func fixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join("..", "examples", "incumbents")
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "manifest.json" {
+			s := string(b)
+			i := strings.LastIndex(s, "]")
+			j := strings.LastIndex(s[:i], "}")
+			b = []byte(s[:j+1] + extraEntries + s[i+1:])
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, text := range map[string]string{"common.glsl": commonGLSL, "mul.comp": mulComp, "swiglu.comp": swigluComp} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "manifest.json")
+}
+
+// gate records verdicts as a gate run on machine (device, driver) would: ratio >= 0.97 flips,
+// below declines.
+func gate(t *testing.T, m *incumbent.Manifest, device, driver string, ratios map[string]float64) *registry.Registry {
+	t.Helper()
+	reg := registry.New()
+	for _, e := range m.Incumbents {
+		k := registry.Key{Op: e.Op, Type: e.Type, Backend: e.Backend}
+		if err := reg.Register(k, "hand:"+e.Name, "manifest"); err != nil {
+			t.Fatal(err)
+		}
+		r := ratios[e.Op]
+		ev := registry.Evidence{Device: device, Driver: driver, Toolchain: "test", BitExact: true, TwinGBps: 10 * r, IncumbentGBps: 10,
+			Ratio: registry.SpreadOf([]float64{r, r, r}), TwinHash: "twin", IncumbentHash: "hand:" + e.Name, Date: time.Unix(1e9, 0).UTC()}
+		v, _ := registry.Judge(ev, reg.Threshold())
+		if err := reg.Apply(registry.GateResult{Key: k, Evidence: ev, Verdict: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
+}
+
+var ratios = map[string]float64{"add": 1.2, "mul": 1.05, "matvec": 1.5, "rms_norm": 0.8, "swiglu": 0.9}
+
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+// TestPlan: the plan names exactly the files whose every cell flipped: add.comp, matvec.comp and
+// mul.comp go; common.glsl stays (swiglu declined and includes it), and so do rms_norm.comp and
+// swiglu.comp. Nothing changes on disk; the patch applies.
+func TestPlan(t *testing.T) {
+	path := fixture(t)
+	m, err := incumbent.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, filepath.Dir(path))
+	p, err := Make(m, gate(t, m, "dev", "drv", ratios))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Deletable()
+	sort.Strings(got)
+	if want := []string{"add.comp", "matvec.comp", "mul.comp"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("deletable %v, want %v", got, want)
+	}
+	for _, f := range p.Files {
+		if f.Path == "common.glsl" && (f.Delete || !strings.Contains(f.Why, "swiglu/f32/vulkan (declined)") || len(f.Cells) != 2) {
+			t.Errorf("common.glsl: %+v", f)
+		}
+		if f.Lines <= 0 {
+			t.Errorf("%s: %d ledger lines", f.Path, f.Lines)
+		}
+	}
+	if p.LinesRemoved <= 0 || p.LinesRemoved >= p.LinesBefore {
+		t.Errorf("lines removed %d of %d", p.LinesRemoved, p.LinesBefore)
+	}
+	nm, err := incumbent.Parse(p.NewManifest(), path, filepath.Dir(path))
+	if err != nil {
+		t.Fatalf("the new manifest does not parse: %v\n%s", err, p.NewManifest())
+	}
+	var names []string
+	for _, e := range nm.Incumbents {
+		names = append(names, e.Name)
+	}
+	if strings.Join(names, " ") != "hand_rms_norm_f32 hand_swiglu_f32" {
+		t.Errorf("entries kept: %v", names)
+	}
+	var out bytes.Buffer
+	p.Write(&out)
+	if !strings.Contains(out.String(), "common.glsl") || !strings.Contains(out.String(), "delete") {
+		t.Errorf("table:\n%s", out.String())
+	}
+	if after := snapshot(t, filepath.Dir(path)); len(after) != len(before) {
+		t.Error("Make changed the tree")
+	}
+	patch, err := p.Patch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if git, err := exec.LookPath("git"); err == nil {
+		pf := filepath.Join(t.TempDir(), "drain.patch")
+		os.WriteFile(pf, patch, 0o644)
+		cmd := exec.Command(git, "apply", "--check", "-v", pf)
+		cmd.Dir = filepath.Dir(path)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("git apply --check: %v\n%s\n%s", err, msg, patch)
+		}
+		cmd = exec.Command(git, "apply", pf)
+		cmd.Dir = filepath.Dir(path)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git apply: %v\n%s", err, msg)
+		}
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, p.NewManifest()) {
+			t.Error("the patched manifest differs from the plan's")
+		}
+		for _, f := range []string{"add.comp", "matvec.comp", "mul.comp"} {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(path), f)); err == nil {
+				t.Errorf("the patch left %s", f)
+			}
+		}
+	} else {
+		t.Logf("git not found (%v): the patch is not applied", err)
+	}
+}
+
+// TestApply: -apply removes the files and entries, the manifest still loads, and an engine with
+// the registry and the drained manifest serves every cell: the flipped ones by their twins,
+// bit-exact; the declined ones by their incumbents.
+func TestApply(t *testing.T) {
+	if err := vulkan.Available(); err != nil {
+		t.Skipf("vulkan: %v", err)
+	}
+	path := fixture(t)
+	m, err := incumbent.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Entry("add", "f32", "vulkan").SPIRV(); err != nil {
+		t.Skipf("the incumbents do not compile here: %v", err)
+	}
+	probe, err := engine.Open(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, drv := probe.Device().Evidence()
+	probe.Close()
+	reg := gate(t, m, dev, drv, ratios)
+	p, err := Make(m, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	left := snapshot(t, dir)
+	for _, f := range []string{"add.comp", "matvec.comp", "mul.comp"} {
+		if _, ok := left[f]; ok {
+			t.Errorf("%s was not deleted", f)
+		}
+	}
+	for _, f := range []string{"common.glsl", "rms_norm.comp", "swiglu.comp", "manifest.json"} {
+		if _, ok := left[f]; !ok {
+			t.Errorf("%s was deleted", f)
+		}
+	}
+	for name := range left {
+		if strings.HasPrefix(name, ".") {
+			t.Errorf("left behind: %s", name)
+		}
+	}
+	nm, err := incumbent.Load(path)
+	if err != nil {
+		t.Fatalf("the drained manifest does not load: %v", err)
+	}
+	e, err := engine.Open(engine.Options{Registry: reg, Manifest: nm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rng := rand.New(rand.NewSource(1))
+	const rows, n = 3, 256
+	x, b := make([]float32, rows*n), make([]float32, rows*n)
+	for i := range x {
+		x[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	xt, _ := e.UploadF32(x, rows, n)
+	bt, _ := e.UploadF32(b, rows, n)
+	w, _ := e.UploadF32(b[:n], n)
+	check := func(name string, run func(y *engine.Tensor) error, ref func(y []float32) error, exact bool) {
+		t.Helper()
+		yl := rows * n
+		if name == "matvec" {
+			yl = rows
+		}
+		y, _ := e.NewTensor(oracle.F32, yl)
+		if err := run(y); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := y.F32()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, yl)
+		if err := ref(want); err != nil {
+			t.Fatal(err)
+		}
+		if exact && !bytes.Equal(engine.F32Bytes(got), engine.F32Bytes(want)) {
+			t.Errorf("%s: not bit-exact", name)
+		}
+	}
+	wm, err := kernels.WeightRows(oracle.F32, rows, n, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	W, _ := e.Upload(oracle.F32, wm, rows, n)
+	xv, _ := e.UploadF32(x[:n], n)
+	check("add", func(y *engine.Tensor) error { return e.Add(y, xt, bt) }, func(y []float32) error { return oracle.AddF32(y, x, b) }, true)
+	check("mul", func(y *engine.Tensor) error { return e.Mul(y, xt, bt) }, func(y []float32) error { return oracle.MulF32(y, x, b) }, true)
+	check("matvec", func(y *engine.Tensor) error { return e.MatVec(y, W, xv) }, func(y []float32) error { return oracle.MatVec(oracle.F32, wm, x[:n], y) }, true)
+	check("rms_norm", func(y *engine.Tensor) error { return e.RMSNorm(y, xt, w, 1e-6) }, func(y []float32) error { return oracle.RMSNormF32(y, x, b[:n], n, 1e-6) }, false)
+	check("swiglu", func(y *engine.Tensor) error { return e.Swiglu(y, xt, bt) }, func(y []float32) error { return oracle.SwigluF32(y, x, b) }, false)
+	who := map[string]registry.Impl{}
+	for _, c := range e.Trace() {
+		who[c.Cell] = c.Impl
+	}
+	for cell, want := range map[string]registry.Impl{"add/f32/vulkan": registry.Twin, "mul/f32/vulkan": registry.Twin, "matvec/f32/vulkan": registry.Twin,
+		"rms_norm/f32/vulkan": registry.Incumbent, "swiglu/f32/vulkan": registry.Incumbent} {
+		if who[cell] != want {
+			t.Errorf("%s served by %q, want %s", cell, who[cell], want)
+		}
+	}
+}
+
+// TestApplyFailsCleanly: a step that fails midway (the second file cannot be moved, or the
+// manifest cannot be replaced) leaves the tree exactly as it was.
+func TestApplyFailsCleanly(t *testing.T) {
+	for _, failAt := range []int{2, 4} { // the second file; the manifest (after three files)
+		path := fixture(t)
+		m, err := incumbent.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Make(m, gate(t, m, "dev", "drv", ratios))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := snapshot(t, filepath.Dir(path))
+		calls := 0
+		rename = func(from, to string) error {
+			calls++
+			if calls == failAt {
+				return errors.New("injected failure")
+			}
+			return os.Rename(from, to)
+		}
+		err = p.Apply()
+		rename = os.Rename
+		if err == nil || !strings.Contains(err.Error(), "injected failure") || !strings.Contains(err.Error(), "nothing was deleted") {
+			t.Fatalf("fail at %d: %v", failAt, err)
+		}
+		after := snapshot(t, filepath.Dir(path))
+		if len(after) != len(before) {
+			t.Fatalf("fail at %d: files before %d, after %d", failAt, len(before), len(after))
+		}
+		for name, text := range before {
+			if after[name] != text {
+				t.Errorf("fail at %d: %s changed", failAt, name)
+			}
+		}
+	}
+}
+
+// TestNoServerRefused: a plan whose result would leave a cell without a server is refused before
+// anything changes (here: a dsl cell whose twin does not exist).
+func TestNoServerRefused(t *testing.T) {
+	path := fixture(t)
+	m, err := incumbent.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := gate(t, m, "dev", "drv", ratios)
+	p, err := Make(m, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Change the registry under the plan: the manifest's rms_norm entry would go (its cell is
+	// now dsl), but pretend the twin is gone by asking for a cell no twin has.
+	k := registry.Key{Op: "no_such_op", Type: "f32", Backend: "vulkan"}
+	if err := reg.Register(k, "hand:x", "test"); err != nil {
+		t.Fatal(err)
+	}
+	p.old.Incumbents = append(p.old.Incumbents, &incumbent.Entry{Op: k.Op, Type: k.Type, Backend: k.Backend})
+	before := snapshot(t, filepath.Dir(path))
+	if err := p.Apply(); err == nil || !strings.Contains(err.Error(), "no_such_op/f32/vulkan would have no server") {
+		t.Fatalf("Apply: %v", err)
+	}
+	if after := snapshot(t, filepath.Dir(path)); len(after) != len(before) {
+		t.Error("a refused plan changed the tree")
+	}
+}
