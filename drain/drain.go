@@ -29,6 +29,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/kernels"
@@ -170,6 +171,85 @@ func twinExists(k registry.Key) bool {
 	return false
 }
 
+// usage is what the manifest's entries use: per entry its cell and files, per file its language
+// and ledger lines.
+type usage struct {
+	dir     string
+	keys    []registry.Key
+	files   [][]string // per entry, absolute paths
+	langs   map[string]ledger.Language
+	lines   map[string]int
+	ordered []string // every file, sorted
+}
+
+func usesOf(m *incumbent.Manifest) (*usage, error) {
+	u := &usage{dir: m.Dir, langs: map[string]ledger.Language{}, lines: map[string]int{}}
+	for _, e := range m.Incumbents {
+		u.keys = append(u.keys, registry.Key{Op: e.Op, Type: e.Type, Backend: e.Backend})
+		fs, err := files(m, e)
+		if err != nil {
+			return nil, err
+		}
+		var list []string
+		for f, lang := range fs {
+			list = append(list, f)
+			if _, seen := u.langs[f]; !seen {
+				u.langs[f] = lang
+				if lang != "" {
+					if b, err := os.ReadFile(f); err == nil {
+						u.lines[f] = ledger.CountLines(b, lang)
+					}
+				}
+				u.ordered = append(u.ordered, f)
+			}
+		}
+		sort.Strings(list)
+		u.files = append(u.files, list)
+	}
+	sort.Strings(u.ordered)
+	return u, nil
+}
+
+// removable reports, per entry, whether it can go when the cells are in the states stateOf
+// gives: its cell is dsl and has a twin.
+func (u *usage) removable(stateOf func(registry.Key) registry.State) []bool {
+	out := make([]bool, len(u.keys))
+	for i, k := range u.keys {
+		out[i] = stateOf(k) == registry.DSL && twinExists(k)
+	}
+	return out
+}
+
+// freed returns the files every user of which can go, and their lines.
+func (u *usage) freed(remove []bool) (map[string]bool, int) {
+	keep := map[string]bool{}
+	for i, fs := range u.files {
+		if !remove[i] {
+			for _, f := range fs {
+				keep[f] = true
+			}
+		}
+	}
+	out, lines := map[string]bool{}, 0
+	for _, f := range u.ordered {
+		if !keep[f] && u.inside(f) {
+			out[f] = true
+			lines += u.lines[f]
+		}
+	}
+	return out, lines
+}
+
+func (u *usage) rel(f string) string {
+	rel, err := filepath.Rel(u.dir, f)
+	if err != nil {
+		return f
+	}
+	return rel
+}
+
+func (u *usage) inside(f string) bool { return !strings.HasPrefix(u.rel(f), "..") }
+
 // Make plans the drain of manifest m against registry reg. Nothing is changed.
 func Make(m *incumbent.Manifest, reg *registry.Registry) (*Plan, error) {
 	if m == nil || m.Path == "" {
@@ -182,78 +262,63 @@ func Make(m *incumbent.Manifest, reg *registry.Registry) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("drain: %v", err)
 	}
+	u, err := usesOf(m)
+	if err != nil {
+		return nil, err
+	}
 	p := &Plan{Manifest: m.Path, dir: m.Dir, oldManifest: old, reg: reg, old: m}
+	stateOf := func(k registry.Key) registry.State {
+		if c, ok := reg.Cell(k); ok {
+			return c.State
+		}
+		return registry.Missing
+	}
+	remove := u.removable(stateOf)
+	freed, _ := u.freed(remove)
 	type use struct {
-		cells  []string
-		states []string
-		lang   ledger.Language
-		keep   []string // why it stays: the cells that are not dsl
+		cells, states, keep []string
 	}
 	uses := map[string]*use{}
-	remove := make([]bool, len(m.Incumbents))
 	for i, e := range m.Incumbents {
-		k := registry.Key{Op: e.Op, Type: e.Type, Backend: e.Backend}
-		state := registry.Missing
-		if c, ok := reg.Cell(k); ok {
-			state = c.State
-		}
-		ep := Entry{Name: e.Name, Cell: e.Cell(), State: string(state)}
+		k, state := u.keys[i], stateOf(u.keys[i])
+		ep := Entry{Name: e.Name, Cell: e.Cell(), State: string(state), Remove: remove[i]}
 		switch {
 		case state != registry.DSL:
 			ep.Why = fmt.Sprintf("the cell is %s: the incumbent still serves it", state)
 		case !twinExists(k):
 			ep.Why = "the cell is dsl but no DSL twin exists for it here"
 		default:
-			ep.Remove, ep.Why = true, "the cell is dsl: its twin serves"
+			ep.Why = "the cell is dsl: its twin serves"
 		}
-		remove[i] = ep.Remove
 		p.Entries = append(p.Entries, ep)
-		fs, err := files(m, e)
-		if err != nil {
-			return nil, err
-		}
-		for f, lang := range fs {
-			u := uses[f]
-			if u == nil {
-				u = &use{lang: lang}
-				uses[f] = u
+		for _, f := range u.files[i] {
+			us := uses[f]
+			if us == nil {
+				us = &use{}
+				uses[f] = us
 			}
-			u.cells = append(u.cells, e.Cell())
-			u.states = append(u.states, string(state))
-			if !ep.Remove {
-				u.keep = append(u.keep, fmt.Sprintf("%s (%s)", e.Cell(), state))
+			us.cells = append(us.cells, e.Cell())
+			us.states = append(us.states, string(state))
+			if !remove[i] {
+				us.keep = append(us.keep, fmt.Sprintf("%s (%s)", e.Cell(), state))
 			}
 		}
 	}
-	paths := make([]string, 0, len(uses))
-	for f := range uses {
-		paths = append(paths, f)
-	}
-	sort.Strings(paths)
-	for _, f := range paths {
-		u := uses[f]
-		rel, err := filepath.Rel(m.Dir, f)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = f
-		}
-		fp := File{Path: filepath.ToSlash(rel), Cells: u.cells, States: u.states, Language: u.lang}
-		if u.lang != "" {
-			if b, err := os.ReadFile(f); err == nil {
-				fp.Lines = ledger.CountLines(b, u.lang)
-			}
-		}
+	for _, f := range u.ordered {
+		us := uses[f]
+		fp := File{Path: filepath.ToSlash(u.rel(f)), Cells: us.cells, States: us.states, Language: u.langs[f], Lines: u.lines[f], Delete: freed[f]}
 		p.LinesBefore += fp.Lines
 		switch {
-		case strings.HasPrefix(rel, ".."):
+		case !u.inside(f):
 			fp.Why = "outside the manifest's directory: not the manifest's to delete"
-		case len(u.keep) > 0:
-			fp.Why = "still used by " + strings.Join(u.keep, ", ")
+		case len(us.keep) > 0:
+			fp.Why = "still used by " + strings.Join(us.keep, ", ")
+		case len(us.cells) > 1:
+			fp.Why = fmt.Sprintf("all %d cells it serves are dsl", len(us.cells))
 		default:
-			fp.Delete = true
 			fp.Why = "every cell it serves is dsl"
-			if len(u.cells) > 1 {
-				fp.Why = fmt.Sprintf("all %d cells it serves are dsl", len(u.cells))
-			}
+		}
+		if fp.Delete {
 			p.LinesRemoved += fp.Lines
 		}
 		p.Files = append(p.Files, fp)
@@ -262,6 +327,48 @@ func Make(m *incumbent.Manifest, reg *registry.Registry) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// Point is one step of the burn-down: the hand-written lines of the manifest's files that would
+// remain after the registry history's entry Seq (a flip, or a revert) if the drain ran then.
+type Point struct {
+	Seq       int       `json:"seq"`
+	Time      time.Time `json:"time"`
+	Cell      string    `json:"cell"`   // the cell that changed ("" for the start)
+	Change    string    `json:"change"` // "hand -> dsl", ...
+	Remaining int       `json:"remaining"`
+}
+
+// BurnDown replays reg's history over manifest m's files: the start (no cell flipped), then a
+// point after every change into or out of dsl, each with the lines that would remain after a
+// drain at that moment.
+func BurnDown(m *incumbent.Manifest, reg *registry.Registry) ([]Point, error) {
+	u, err := usesOf(m)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, f := range u.ordered {
+		total += u.lines[f]
+	}
+	states := map[registry.Key]registry.State{}
+	stateOf := func(k registry.Key) registry.State { return states[k] }
+	pts := []Point{{Remaining: total}}
+	for _, h := range reg.History() {
+		if h.Key.Op == "" || h.To == "" || h.To == h.From {
+			continue
+		}
+		states[h.Key] = h.To
+		if h.To != registry.DSL && h.From != registry.DSL {
+			continue
+		}
+		_, freed := u.freed(u.removable(stateOf))
+		pts = append(pts, Point{Seq: h.Seq, Time: h.Time, Cell: h.Key.String(), Change: fmt.Sprintf("%s -> %s", h.From, h.To), Remaining: total - freed})
+	}
+	if len(pts) > 0 && len(reg.History()) > 0 {
+		pts[0].Time = reg.History()[0].Time
+	}
+	return pts, nil
 }
 
 // withoutEntries returns the manifest text with the entries marked in remove left out of its

@@ -16,6 +16,7 @@ import (
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/ledger"
 	"github.com/onesource-go/onesource/oracle"
 	"github.com/onesource-go/onesource/registry"
 )
@@ -395,5 +396,78 @@ func TestNoServerRefused(t *testing.T) {
 	}
 	if after := snapshot(t, filepath.Dir(path)); len(after) != len(before) {
 		t.Error("a refused plan changed the tree")
+	}
+}
+
+// TestBurnDown replays a history (add flips, then mul, a decline, matvec, and add reverted): the
+// lines remaining after each change into or out of dsl are the total less the files every user
+// of which is dsl at that moment, counted here file by file.
+func TestBurnDown(t *testing.T) {
+	path := fixture(t)
+	m, err := incumbent.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	lines := func(names ...string) int {
+		n := 0
+		for _, name := range names {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += ledger.CountLines(b, ledger.GLSL)
+		}
+		return n
+	}
+	total := lines("add.comp", "matvec.comp", "rms_norm.comp", "mul.comp", "swiglu.comp", "common.glsl")
+	reg := registry.New()
+	for _, e := range m.Incumbents {
+		if err := reg.Register(registry.Key{Op: e.Op, Type: e.Type, Backend: e.Backend}, "hand:"+e.Name, "manifest"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func(op string, ratio float64) {
+		t.Helper()
+		k := registry.Key{Op: op, Type: "f32", Backend: "vulkan"}
+		c, _ := reg.Cell(k)
+		ev := registry.Evidence{Device: "d", Driver: "v", Toolchain: "t", BitExact: true, TwinGBps: ratio, IncumbentGBps: 1,
+			Ratio: registry.SpreadOf([]float64{ratio}), TwinHash: "x", IncumbentHash: c.Incumbent, Date: time.Unix(1e9, 0).UTC()}
+		v, _ := registry.Judge(ev, reg.Threshold())
+		if err := reg.Apply(registry.GateResult{Key: k, Evidence: ev, Verdict: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step("add", 1.1)
+	step("mul", 1.0)
+	step("swiglu", 0.5) // declined: no point
+	step("matvec", 2)
+	if err := reg.Revert(registry.Key{Op: "add", Type: "f32", Backend: "vulkan"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	pts, err := BurnDown(m, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		cell      string
+		remaining int
+	}{
+		{"", total},
+		{"add/f32/vulkan", total - lines("add.comp")},
+		{"mul/f32/vulkan", total - lines("add.comp", "mul.comp")},
+		{"matvec/f32/vulkan", total - lines("add.comp", "mul.comp", "matvec.comp")},
+		{"add/f32/vulkan", total - lines("mul.comp", "matvec.comp")},
+	}
+	if len(pts) != len(want) {
+		t.Fatalf("%d points, want %d: %+v", len(pts), len(want), pts)
+	}
+	for i, w := range want {
+		if pts[i].Cell != w.cell || pts[i].Remaining != w.remaining {
+			t.Errorf("point %d: %s %d, want %s %d", i, pts[i].Cell, pts[i].Remaining, w.cell, w.remaining)
+		}
+	}
+	if pts[4].Change != "dsl -> hand" {
+		t.Errorf("the revert's change: %q", pts[4].Change)
 	}
 }
