@@ -15,92 +15,21 @@ import (
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/incumbentstest"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/ledger"
 	"github.com/onesource-go/onesource/oracle"
 	"github.com/onesource-go/onesource/registry"
 )
 
-// The fixture's extra kernels: mul and swiglu share a header; mul's cell flips, swiglu's
-// declines, so the header stays.
-const (
-	commonGLSL = `// Shared by the element-wise incumbents: bindings and push constants.
-layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
-layout(binding = 0) readonly buffer A { float a[]; };
-layout(binding = 1) readonly buffer B { float b[]; };
-layout(binding = 2) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform Params { uint n; } p;
-`
-	mulComp = `#version 450
-#extension GL_GOOGLE_include_directive : require
-#include "common.glsl"
-void main() {
-    const uint i = gl_GlobalInvocationID.x;
-    if (i < p.n) {
-        y[i] = a[i] * b[i];
-    }
-}
-`
-	swigluComp = `#version 450
-#extension GL_GOOGLE_include_directive : require
-#include "common.glsl"
-void main() {
-    const uint i = gl_GlobalInvocationID.x;
-    if (i < p.n) {
-        float x = a[i];
-        y[i] = x / (1.0 + exp(-x)) * b[i];
-    }
-}
-`
-	extraEntries = `,
-    {
-      "name": "hand_mul_f32", "op": "mul", "type": "f32", "backend": "vulkan",
-      "source": {"glsl": "mul.comp"},
-      "bindings": [{"binding": 0, "operand": "a", "readonly": true}, {"binding": 1, "operand": "b", "readonly": true}, {"binding": 2, "operand": "y"}],
-      "push_constants": [{"name": "n", "type": "u32", "value": "rows*n"}],
-      "workgroup_size": [256, 1, 1], "grid": ["cdiv(rows*n, 256)", 1, 1]
-    },
-    {
-      "name": "hand_swiglu_f32", "op": "swiglu", "type": "f32", "backend": "vulkan",
-      "source": {"glsl": "swiglu.comp"},
-      "bindings": [{"binding": 0, "operand": "x", "readonly": true}, {"binding": 1, "operand": "g", "readonly": true}, {"binding": 2, "operand": "y"}],
-      "push_constants": [{"name": "n", "type": "u32", "value": "rows*n"}],
-      "workgroup_size": [256, 1, 1], "grid": ["cdiv(rows*n, 256)", 1, 1]
-    }
-  ]`
-)
-
-// fixture copies examples/incumbents into a temporary tree, adds mul and swiglu (sharing a
-// header), and returns the manifest's path.
+// fixture writes the incumbents fixture tree and returns its manifest's path.
 func fixture(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join("..", "examples", "incumbents")
-	ents, err := os.ReadDir(src)
+	path, err := incumbentstest.Write(t.TempDir(), filepath.Join("..", "examples", "incumbents"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() == "manifest.json" {
-			s := string(b)
-			i := strings.LastIndex(s, "]")
-			j := strings.LastIndex(s[:i], "}")
-			b = []byte(s[:j+1] + extraEntries + s[i+1:])
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, text := range map[string]string{"common.glsl": commonGLSL, "mul.comp": mulComp, "swiglu.comp": swigluComp} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "manifest.json")
+	return path
 }
 
 // gate records verdicts as a gate run on machine (device, driver) would: ratio >= 0.97 flips,

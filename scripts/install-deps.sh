@@ -2,10 +2,11 @@
 # Installs what onesource's tests and main job need on Debian 12 (run as root): the Vulkan
 # loader and headers, Mesa's lavapipe (a real Vulkan 1.3 driver on the CPU), SPIR-V tools,
 # glslc, C/C++ compilers (struct-layout test, host execution), clang-16 (CUDA to PTX) and
-# Debian's ROCm 5.2 (hipcc, libamdhip64, device libraries: HIP to AMDGPU), and the Go modules.
+# Debian's ROCm 5.2 (hipcc, libamdhip64, device libraries: HIP to AMDGPU), chromium (the reports
+# are rendered and screenshotted headless in the tests), and the Go modules.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-pkgs=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-tools spirv-tools glslc gcc g++ clang-16 hipcc libamdhip64-dev rocm-device-libs)
+pkgs=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-tools spirv-tools glslc gcc g++ clang-16 hipcc libamdhip64-dev rocm-device-libs chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

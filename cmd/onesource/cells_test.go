@@ -84,7 +84,7 @@ func TestCellsTableAndHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCellsHTML(t, b)
-	t.Run("chromium", func(t *testing.T) { chromiumScreenshot(t, out) })
+	t.Run("chromium", func(t *testing.T) { chromiumScreenshot(t, out, "1200,800") })
 }
 
 // checkCellsHTML parses the report as XML (it is written well formed) and checks its structure and
@@ -146,7 +146,10 @@ func checkCellsHTML(t *testing.T, b []byte) {
 	}
 }
 
-func chromiumScreenshot(t *testing.T, htmlPath string) {
+// chromiumScreenshot renders htmlPath in headless chromium at size ("W,H") and returns the
+// screenshot's path, or skips the test with the reason when chromium is not installed.
+func chromiumScreenshot(t *testing.T, htmlPath, size string) string {
+	t.Helper()
 	var bin string
 	for _, c := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
 		if _, err := os.Stat(c); err == nil {
@@ -157,9 +160,10 @@ func chromiumScreenshot(t *testing.T, htmlPath string) {
 	if bin == "" {
 		t.Skip("no chromium at /usr/bin/chromium(-browser) or /usr/bin/google-chrome: the report was checked by XML parsing only")
 	}
-	png := filepath.Join(t.TempDir(), "cells.png")
+	png := filepath.Join(t.TempDir(), "shot.png")
 	abs, _ := filepath.Abs(htmlPath)
-	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--screenshot="+png, "--window-size=1200,800", "file://"+abs)
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--screenshot="+png, "--window-size="+size, "file://"+abs)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
 	}
@@ -171,6 +175,7 @@ func chromiumScreenshot(t *testing.T, htmlPath string) {
 	if !bytes.HasPrefix(b, []byte("\x89PNG")) {
 		t.Fatal("screenshot is not a PNG")
 	}
+	return png
 }
 
 func TestCellsErrors(t *testing.T) {

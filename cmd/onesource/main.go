@@ -9,6 +9,8 @@
 //	onesource profile [-steps N] [-registry FILE] MODEL.gguf                 where a decode step's time goes
 //	onesource cells [-registry FILE] [-html OUT]                             the registry as a report
 //	onesource merge -o OUT.json IN.json...                                   registries of many machines in one
+//	onesource drain -manifest FILE [-registry FILE] [-apply]                 delete what the flips let go
+//	onesource report [-registry FILE] [-manifest FILE] [-html OUT]           ledger, flips, declines, burn-down
 //	onesource ledger [-v] [-json] DIR...                                     hand-written kernel lines
 //	onesource doctor                                                         CPU, devices, toolchains
 //	onesource gguf ls FILE | dump FILE TENSOR -o OUT.f32                     inspect GGUF files
