@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -149,16 +150,29 @@ func ggufDump(path, name, out string, stdout io.Writer) (err error) {
 	if rowLen > math.MaxInt32 {
 		return fmt.Errorf("tensor %q: rows of %d values are too long", name, rowLen)
 	}
-	o, err := os.Create(out)
+	// The output must not be the input (the same file, also through a link): writing it would
+	// truncate the memory-mapped file being read.
+	if in, err := os.Stat(path); err == nil {
+		if o, err := os.Stat(out); err == nil && os.SameFile(in, o) {
+			return fmt.Errorf("the output %s is the input file %s: refusing to overwrite it", out, path)
+		}
+	}
+	// Write a temporary file next to the output and rename it into place: a failure leaves any
+	// existing output as it was.
+	o, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	tmp := o.Name()
 	defer func() {
 		if cerr := o.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
+		if err == nil {
+			err = os.Rename(tmp, out)
+		}
 		if err != nil {
-			os.Remove(out)
+			os.Remove(tmp)
 		}
 	}()
 	w := bufio.NewWriterSize(o, 1<<20)

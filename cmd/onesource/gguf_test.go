@@ -168,3 +168,51 @@ func TestGGUFErrors(t *testing.T) {
 		t.Error("a failed dump left its output file")
 	}
 }
+
+// TestGGUFDumpOntoInput: an output that is the input (by name, through a symbolic link, or a
+// hard link) is refused and the input is left intact; an existing output survives a dump that
+// fails.
+func TestGGUFDumpOntoInput(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.gguf")
+	writeAllTypes(t, path)
+	orig, _ := os.ReadFile(path)
+	sym := filepath.Join(dir, "sym.gguf")
+	if err := os.Symlink(path, sym); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard.gguf")
+	if err := os.Link(path, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{path, sym, hard, filepath.Join(dir, ".", "m.gguf")} {
+		code, _, errs := ggufRun("dump", path, "t.f32", "-o", out)
+		if code != 1 || !strings.Contains(errs, "is the input file") {
+			t.Errorf("-o %s: exit %d, %s", out, code, errs)
+		}
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, orig) {
+			t.Fatalf("-o %s changed the input", out)
+		}
+	}
+	// An existing output is replaced only by a complete dump.
+	out := filepath.Join(dir, "keep.f32")
+	os.WriteFile(out, []byte("previous"), 0o644)
+	if code, _, _ := ggufRun("dump", path, "nope", "-o", out); code != 1 {
+		t.Fatalf("unknown tensor: exit %d", code)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "previous" {
+		t.Errorf("a failed dump changed the existing output to %q", b)
+	}
+	if code, _, errs := ggufRun("dump", path, "t.f32", "-o", out); code != 0 {
+		t.Fatalf("dump: %d %s", code, errs)
+	}
+	if st, _ := os.Stat(out); st.Size() != 4*2*2 {
+		t.Errorf("output of %d bytes", st.Size())
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
