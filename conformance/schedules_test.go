@@ -140,3 +140,27 @@ func TestScheduleCheckBites(t *testing.T) {
 		t.Fatalf("the real rms_norm fails: %+v", good)
 	}
 }
+
+// TestNothingRan: no run at all, or an asked backend with no run, is reported with the reason.
+func TestNothingRan(t *testing.T) {
+	ran := conformance.Result{Op: "add", Type: "f32", Backend: "vulkan", Ran: true, BitExact: true}
+	off := conformance.Result{Op: "add", Type: "f32", Backend: "cuda", Reason: "no CUDA driver"}
+	for _, c := range []struct {
+		results []conformance.Result
+		asked   []string
+		want    string
+	}{
+		{[]conformance.Result{ran, off}, nil, ""},
+		{[]conformance.Result{ran, off}, []string{"vulkan"}, ""},
+		{[]conformance.Result{ran, off}, []string{"vulkan", "cuda"}, "nothing ran on cuda: no CUDA driver"},
+		{[]conformance.Result{off}, nil, "nothing ran on cuda: no CUDA driver"},
+		{nil, nil, "nothing ran"},
+	} {
+		if got := conformance.NothingRan(c.results, c.asked); got != c.want {
+			t.Errorf("NothingRan(%d results, %v) = %q, want %q", len(c.results), c.asked, got, c.want)
+		}
+	}
+	if !conformance.Failed([]conformance.Result{off}) || conformance.Failed([]conformance.Result{ran, off}) {
+		t.Error("Failed: a suite where nothing ran must fail; one where something ran exactly must not")
+	}
+}

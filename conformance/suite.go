@@ -204,12 +204,51 @@ func unavailableReason(err error) string {
 // Failed reports whether any (cell, backend, schedule) that ran is not bit-exact, or a cell
 // gave different bytes at different schedules or on different backends (Inconsistent).
 func Failed(results []Result) bool {
+	if NothingRan(results, nil) != "" {
+		return true
+	}
 	for _, r := range results {
 		if r.Ran && !r.BitExact {
 			return true
 		}
 	}
 	return len(Inconsistent(results)) > 0
+}
+
+// NothingRan says why, when none of the results ran, or when one of the asked backends (nil:
+// any) ran nothing: "nothing ran on cuda: REASON"; "" otherwise.
+func NothingRan(results []Result, asked []string) string {
+	ran, why := map[string]int{}, map[string]string{}
+	total := 0
+	for _, r := range results {
+		if r.Ran {
+			ran[r.Backend]++
+			total++
+		} else if why[r.Backend] == "" {
+			why[r.Backend] = r.Reason
+		}
+	}
+	var out []string
+	check := asked
+	if len(check) == 0 && total == 0 {
+		for b := range why {
+			check = append(check, b)
+		}
+		sort.Strings(check)
+	}
+	for _, b := range check {
+		if ran[b] == 0 {
+			reason := why[b]
+			if reason == "" {
+				reason = "no cell ran there"
+			}
+			out = append(out, fmt.Sprintf("nothing ran on %s: %s", b, reason))
+		}
+	}
+	if len(out) == 0 && total == 0 {
+		return "nothing ran"
+	}
+	return strings.Join(out, "; ")
 }
 
 // Inconsistent returns, for every cell whose runs did not all give the same output bytes
@@ -347,7 +386,28 @@ func WriteMatrix(w io.Writer, results []Result) {
 	}
 	for _, b := range backends {
 		if why, ok := unavailable[b]; ok {
-			fmt.Fprintf(w, "%s: %s\n", b, why)
+			fmt.Fprintf(w, "%s: unavailable: %s\n", b, why)
+		}
+	}
+	// Why levels are missing (H instead of X, a host check instead of the vendor's compiler):
+	// the reasons of the runs that did run, once per backend.
+	for _, b := range backends {
+		notes, seenNote := []string{}, map[string]int{}
+		total := 0
+		for _, r := range results {
+			if r.Backend != b || !r.Ran || !r.BitExact {
+				continue
+			}
+			total++
+			if r.Reason != "" {
+				if seenNote[r.Reason] == 0 {
+					notes = append(notes, r.Reason)
+				}
+				seenNote[r.Reason]++
+			}
+		}
+		for _, n := range notes {
+			fmt.Fprintf(w, "%s: %s (%d of %d runs)\n", b, n, seenNote[n], total)
 		}
 	}
 	if len(bad) > 0 {

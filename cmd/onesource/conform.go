@@ -112,6 +112,10 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	if why := conformance.NothingRan(results, f.Backends); why != "" {
+		fmt.Fprintf(stderr, "onesource conform: %s\n", why)
+		return 1
+	}
 	if conformance.Failed(results) {
 		return 1
 	}

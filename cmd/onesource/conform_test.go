@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,5 +94,27 @@ func TestConformBench(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "performance (level P)") {
 		t.Errorf("the report has no performance table:\n%s", stdout)
+	}
+}
+
+// TestConformNothingRan: asking for a backend that cannot run (Vulkan with no driver to load) is
+// an error naming the backend and why, not "0 of 0 runs" and exit 0. It runs the command in a
+// child process whose Vulkan loader finds no driver.
+func TestConformNothingRan(t *testing.T) {
+	if os.Getenv("ONESOURCE_CONFORM_CHILD") == "1" {
+		var out, errb bytes.Buffer
+		code := runMain([]string{"conform", "-op", "add", "-backend", "vulkan"}, &out, &errb)
+		fmt.Printf("EXIT %d\n%s\n%s", code, out.String(), errb.String())
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConformNothingRan$")
+	cmd.Env = append(os.Environ(), "ONESOURCE_CONFORM_CHILD=1", "VK_ICD_FILENAMES=/nonexistent/icd.json", "VK_DRIVER_FILES=/nonexistent/icd.json")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, b)
+	}
+	out := string(b)
+	if !strings.Contains(out, "EXIT 1") || !strings.Contains(out, "nothing ran on vulkan:") || !strings.Contains(out, "vulkan: unavailable:") {
+		t.Errorf("conform with no Vulkan driver:\n%s", out)
 	}
 }
