@@ -101,7 +101,8 @@ func featureNames(f vulkan.Features) string {
 	return strings.Join(s, " ")
 }
 
-// toolVersion returns the first line a tool prints for its version flag, or "unavailable: why".
+// toolVersion returns the version line a tool prints for its version flag (versionLine), or
+// "unavailable: why".
 func toolVersion(name, flag string) string {
 	path, err := exec.LookPath(name)
 	if err != nil {
@@ -113,10 +114,46 @@ func toolVersion(name, flag string) string {
 	if err != nil && len(out) == 0 {
 		return fmt.Sprintf("unavailable: %s %s: %v", path, flag, err)
 	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			return line + " (" + path + ")"
+	if line, ok := versionLine(string(out)); ok {
+		return line + " (" + path + ")"
+	}
+	return fmt.Sprintf("version not read: %s %s printed no version line", path, flag)
+}
+
+// versionLine finds the line of a tool's version output that states a version: the first line
+// that mentions "version" (or "release") and holds a digit, else the first line that starts with a word and
+// holds a digit and is not part of an error report (a Python traceback, "error:", "warning:").
+// Debian's hipcc prints a traceback of rocm_agent_enumerator before "HIP version: 5.2...".
+func versionLine(out string) (string, bool) {
+	var lines []string
+	inTrace := false
+	for _, l := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+			continue
+		case strings.HasPrefix(t, "Traceback (most recent call last)"):
+			inTrace = true
+			continue
+		case inTrace && (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.HasPrefix(t, "^")):
+			continue
+		case inTrace:
+			inTrace = false // the exception's last line ("FileNotFoundError: ...")
+			continue
+		}
+		lines = append(lines, t)
+	}
+	hasDigit := func(s string) bool { return strings.ContainsAny(s, "0123456789") }
+	for _, l := range lines {
+		if low := strings.ToLower(l); (strings.Contains(low, "version") || strings.Contains(low, "release")) && hasDigit(l) {
+			return l, true
 		}
 	}
-	return path
+	for _, l := range lines {
+		low := strings.ToLower(l)
+		if hasDigit(l) && !strings.HasPrefix(low, "error") && !strings.HasPrefix(low, "warning") {
+			return l, true
+		}
+	}
+	return "", false
 }

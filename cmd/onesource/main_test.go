@@ -155,3 +155,36 @@ func TestBuildsWithoutCgo(t *testing.T) {
 		t.Fatalf("CGO_ENABLED=0 go build ./...: %v\n%s", err, out)
 	}
 }
+
+// TestVersionLine: the doctor reads the version line of each tool's output, past a Python
+// traceback (Debian's hipcc prints one first), and says so when there is none.
+func TestVersionLine(t *testing.T) {
+	hipcc := `Traceback (most recent call last):
+  File "/usr/bin/rocm_agent_enumerator", line 257, in <module>
+    main()
+  File "/usr/bin/rocm_agent_enumerator", line 193, in readFromKFD
+    for node in sorted(os.listdir(topology_dir)):
+                ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+FileNotFoundError: [Errno 2] No such file or directory: '/sys/class/kfd/kfd/topology/nodes/'
+HIP version: 5.2.21153-0
+Debian clang version 15.0.6
+Target: x86_64-pc-linux-gnu
+`
+	for _, c := range []struct {
+		out, want string
+		ok        bool
+	}{
+		{hipcc, "HIP version: 5.2.21153-0", true},
+		{"SPIRV-Tools v2023.1 unknown hash, 2023-02-15T14:03:51\nTarget: Vulkan 1.3\n", "SPIRV-Tools v2023.1 unknown hash, 2023-02-15T14:03:51", true},
+		{"shaderc 2023.2-1\nspirv-tools v2023.1\n", "shaderc 2023.2-1", true},
+		{"Debian clang version 16.0.6 (15~deb12u1)\nTarget: x86_64-pc-linux-gnu\n", "Debian clang version 16.0.6 (15~deb12u1)", true},
+		{"nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2025 NVIDIA Corporation\nCuda compilation tools, release 13.0, V13.0.48\n", "Cuda compilation tools, release 13.0, V13.0.48", true},
+		{"Traceback (most recent call last):\n  File \"x\", line 1\nOSError: nope\n", "", false},
+		{"error: unknown flag\n", "", false},
+	} {
+		got, ok := versionLine(c.out)
+		if got != c.want || ok != c.ok {
+			t.Errorf("versionLine(%q) = %q, %v; want %q, %v", c.out[:min(30, len(c.out))], got, ok, c.want, c.ok)
+		}
+	}
+}
