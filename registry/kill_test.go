@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -118,5 +119,74 @@ func TestSIGKILLMidSave(t *testing.T) {
 	}
 	if partial == 0 && n == saved {
 		t.Errorf("no partial temp file: the kill did not land mid-write")
+	}
+}
+
+const racerEnv = "ONESOURCE_REGISTRY_TEST_RACER"
+
+// TestHelperRacer is the child of TestConcurrentSaves: with racerEnv set to "PATH NAME N" it
+// registers N cells named NAME-i in the registry at PATH, one load-register-save at a time,
+// reloading and retrying when the file changed under it.
+func TestHelperRacer(t *testing.T) {
+	spec := os.Getenv(racerEnv)
+	if spec == "" {
+		t.Skip("helper process for TestConcurrentSaves")
+	}
+	f := strings.Fields(spec)
+	n, _ := strconv.Atoi(f[2])
+	for i := 0; i < n; i++ {
+		for {
+			r, err := Load(f[0])
+			if err != nil {
+				fmt.Println("ERROR", err)
+				os.Exit(1)
+			}
+			r.Register(Key{f[1] + "-" + strconv.Itoa(i), "f32", "vulkan"}, "sha256:hand", "racer")
+			err = r.Save("")
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, ErrChanged) {
+				fmt.Println("ERROR", err)
+				os.Exit(1)
+			}
+		}
+	}
+	fmt.Println("DONE")
+}
+
+// TestConcurrentSaves: three processes register cells in one registry file at once, each
+// retrying when its save is refused because the file changed. No save that returned nil loses
+// another's cell: every cell is in the file at the end.
+func TestConcurrentSaves(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cells.json")
+	r, _ := Open(path)
+	if err := r.Save(""); err != nil {
+		t.Fatal(err)
+	}
+	const procs, each = 3, 40
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for p := 0; p < procs; p++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRacer$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s w%d %d", racerEnv, path, p, each))
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil || !strings.Contains(outs[i].String(), "DONE") {
+			t.Fatalf("writer %d: %v\n%s", i, err, outs[i].String())
+		}
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(got.Cells()); n != procs*each {
+		t.Fatalf("%d cells in the file, want %d: saves that succeeded lost others' cells", n, procs*each)
 	}
 }

@@ -7,7 +7,11 @@
 // refuses (an error wrapping the caller's ErrChanged) to overwrite a file whose content changed,
 // or that was removed or created, since it was read or last saved, and refuses to overwrite an
 // existing file the binding was not read from. The check runs before and again after the
-// temporary file is written.
+// temporary file is written. On Unix systems the whole read-check-write runs under an exclusive
+// advisory lock (flock) on the file's directory, so two processes saving the same file at once
+// are serialized: the second sees the first's change and is refused, instead of both succeeding
+// and one losing its change. Where the file system has no flock (some network file systems) and
+// on other systems, the checks alone leave a short window in which that can still happen.
 package atomicfile
 
 import (
@@ -64,6 +68,12 @@ func (b *Binding) Save(path string, data []byte, what string, changed error) err
 	if path == "" {
 		return fmt.Errorf("%s: save: no path", what)
 	}
+	dir := filepath.Dir(path)
+	unlock, _, err := lockDir(dir)
+	if err != nil {
+		return fmt.Errorf("%s: save: locking %s: %v", what, dir, err)
+	}
+	defer unlock()
 	same := b.Path != "" && sameFile(b.Path, path)
 	check := func() error {
 		cur, err := os.ReadFile(path)
@@ -87,7 +97,6 @@ func (b *Binding) Save(path string, data []byte, what string, changed error) err
 	if err := check(); err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("%s: save: %v", what, err)
