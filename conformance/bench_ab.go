@@ -268,9 +268,12 @@ func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*
 	}
 
 	// B: the incumbent.
-	l, err := e.Vulkan(w.Vars())
+	l, err := e.VulkanFor(d.Info(), w.Vars())
 	if err != nil {
 		return nil, err
+	}
+	if !l.Whole() {
+		return nil, fmt.Errorf("incumbent %s binds operands at byte offsets (%v): the A/B benchmark binds whole buffers", e.Name, l.Offsets)
 	}
 	inc := &prepared{groups: l.Groups, push: l.Push, outs: map[string]*vulkan.Buffer{}, hash: l.Hash}
 	if inc.p, err = d.Pipeline(l.Module); err != nil {

@@ -152,7 +152,7 @@ func gateCell(v *Vulkan, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, s
 	if !row.Judge.BitExact {
 		// The incumbent's hash is still recorded (the cell has one), without a benchmark.
 		if w, err := NewWorkload(c.Op, c.Type.String(), e.Shape, s); err == nil {
-			if l, err := e.Vulkan(w.Vars()); err == nil {
+			if l, err := e.VulkanFor(d.Info(), w.Vars()); err == nil {
 				ev.IncumbentHash = "sha256:" + l.Hash
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -659,5 +660,53 @@ func TestSplitMatrix(t *testing.T) {
 	}
 	if _, err := W.Slice(0, 1); err == nil || !strings.Contains(err.Error(), "split over") {
 		t.Errorf("Slice of a split matrix: %v", err)
+	}
+}
+
+// TestIncumbentBindingOffset: a manifest binding at a byte offset into its operand is bound
+// there: an add whose b is bound 16 bytes in computes y[i] = a[i] + b[i+4].
+func TestIncumbentBindingOffset(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "examples", "incumbents", "add.comp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "add.comp"), src, 0o644)
+	man := `{"version": 1, "incumbents": [{
+	  "name": "shifted_add", "op": "add", "type": "f32", "backend": "vulkan",
+	  "source": {"glsl": "add.comp"},
+	  "bindings": [{"binding": 0, "operand": "a", "readonly": true}, {"binding": 1, "operand": "b", "readonly": true, "offset": 16}, {"binding": 2, "operand": "y"}],
+	  "push_constants": [{"name": "n", "type": "u32", "value": "rows*n - 4"}],
+	  "workgroup_size": [256, 1, 1], "grid": ["cdiv(rows*n, 256)", 1, 1]}]}`
+	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(man), 0o644)
+	m, err := incumbent.Load(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Entry("add", "f32", "vulkan").SPIRV(); err != nil {
+		t.Skipf("glslc: %v", err)
+	}
+	reg := registry.New()
+	if err := reg.Register(registry.Key{Op: "add", Type: "f32", Backend: "vulkan"}, "h", "test"); err != nil {
+		t.Fatal(err)
+	}
+	e := openEngine(t, Options{Registry: reg, Manifest: m})
+	a := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	b := []float32{10, 20, 30, 40, 50, 60, 70, 80}
+	y := zeros(t, e, 8)
+	if err := e.Add(y, upload(t, e, a, 8), upload(t, e, b, 8)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := y.F32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		if got[i] != a[i]+b[i+4] {
+			t.Fatalf("y = %v, want a[i] + b[i+4] in the first 4", got)
+		}
+	}
+	if c := e.Trace()[0]; c.Kernel != "shifted_add" {
+		t.Errorf("served by %s", c.Kernel)
 	}
 }

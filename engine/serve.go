@@ -140,6 +140,17 @@ func bindViews(c *call, bindings []vulkan.Binding, h *hand) ([]vulkan.View, erro
 			have := slices.Sorted(maps.Keys(c.operands))
 			return nil, fmt.Errorf("engine: %s: binding %d wants operand %q; the call has %s", c.cell(), i, name, strings.Join(have, ", "))
 		}
+		if h != nil && i < len(h.launch.Offsets) && (h.launch.Offsets[i] != 0 || h.launch.Sizes[i] != 0) {
+			// The manifest binds this operand at an offset into it (and a size).
+			off, size := h.launch.Offsets[i], h.launch.Sizes[i]
+			if size == 0 {
+				size = v.Size - off
+			}
+			if off+size > v.Size || size <= 0 {
+				return nil, fmt.Errorf("engine: %s: binding %d (%s): the manifest's range [%d, %d+%d) is outside the operand's %d bytes", c.cell(), i, name, off, off, size, v.Size)
+			}
+			v.Offset, v.Size = v.Offset+off, size
+		}
 		views[i] = v
 	}
 	return views, nil
@@ -212,7 +223,7 @@ func (e *Engine) handFor(c *call) (*hand, string, error) {
 	if h, ok := e.hands[key]; ok {
 		return h, ent.Name, nil
 	}
-	l, err := ent.Vulkan(c.vars)
+	l, err := ent.VulkanFor(e.dev.Info(), c.vars)
 	if err != nil {
 		return nil, "", fmt.Errorf("engine: %s: %w", c.cell(), err)
 	}

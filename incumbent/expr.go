@@ -7,22 +7,32 @@ import (
 	"strings"
 )
 
-// Expr is a parsed shape expression: numbers, shape variables, + - * /, unary minus,
+// Expr is a parsed shape expression: numbers, shape variables, + - * / %, unary minus,
 // parentheses and the functions cdiv(a, b) (ceiling division), min(a, b), max(a, b), and
 // pow(a, b), log2(a), floor(a) (for fields a host derives with powf/log2f/floorf, such as
-// ggml's soft_max ALiBi slopes m0, m1 and n_head_log2).
+// ggml's soft_max ALiBi slopes m0, m1 and n_head_log2); and conditions: the comparisons
+// < <= > >= == != (1 when true, 0 when false), logical ! && || (operands are true when not
+// zero; the result is 1 or 0) and the conditional c ? a : b. Precedence and associativity are
+// C's, from loosest to tightest: ?: (right-associative), ||, &&, == !=, < <= > >=, + -, * / %,
+// then the unary - and !. &&, || and ?: evaluate only the operands they need, so
+// "n > 0 ? m / n : 0" does not divide by zero. For example "n <= 4096 ? 1 : 2",
+// "n % 256 == 0 && rows >= 64", "min(n, 1024)".
 //
 // An expression is evaluated in one of two modes. EvalInt (u32/i32 fields, bool spec constants,
-// workgroup sizes, the grid, buffer sizes) computes in int64 with division truncating toward
-// zero; a variable or literal that is not an integer is an error. EvalFloat (f32 fields and
-// spec constants) computes in float64 and rounds once to float32 when stored.
+// workgroup sizes, the grid, buffer sizes and offsets) computes in int64 with division and %
+// truncating toward zero (as in C); a variable or literal that is not an integer is an error.
+// EvalFloat (f32 fields and spec constants, a variant's "when") computes in float64 and rounds
+// once to float32 when stored; there % is the remainder of truncated division (math.Mod).
 type Expr struct {
 	src  string
 	root node
 }
 
 type node struct {
-	op   byte // 'n' number, 'v' variable, '+', '-', '*', '/', 'u' (unary minus), 'f' (function)
+	// op: 'n' number, 'v' variable, '+', '-', '*', '/', '%', 'u' (unary minus), '!' (not),
+	// 'f' (function), '<', 'L' (<=), '>', 'G' (>=), 'E' (==), 'N' (!=), '&' (&&), '|' (||),
+	// '?' (conditional: args are the condition and the two branches).
+	op   byte
 	num  float64
 	name string // variable or function name
 	args []node
@@ -31,7 +41,7 @@ type node struct {
 // ParseExpr parses s; the error says where the syntax breaks.
 func ParseExpr(s string) (*Expr, error) {
 	p := &exprParser{s: s}
-	n, err := p.sum()
+	n, err := p.expr()
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +111,21 @@ func evalNode(n node, vars map[string]float64, integer bool) (float64, error) {
 			return 0, fmt.Errorf("shape variable %s = %v is not an integer", n.name, v)
 		}
 		return v, nil
+	case '?', '&', '|':
+		c, err := evalNode(n.args[0], vars, integer)
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case n.op == '?' && c != 0:
+			return evalNode(n.args[1], vars, integer)
+		case n.op == '?':
+			return evalNode(n.args[2], vars, integer)
+		case n.op == '&' && c == 0, n.op == '|' && c != 0:
+			return truth(n.op == '|'), nil
+		}
+		r, err := evalNode(n.args[1], vars, integer)
+		return truth(r != 0), err
 	}
 	args := make([]float64, len(n.args))
 	for i, a := range n.args {
@@ -113,6 +138,25 @@ func evalNode(n node, vars map[string]float64, integer bool) (float64, error) {
 	switch n.op {
 	case 'u':
 		return -args[0], nil
+	case '!':
+		return truth(args[0] == 0), nil
+	case '<':
+		return truth(args[0] < args[1]), nil
+	case 'L':
+		return truth(args[0] <= args[1]), nil
+	case '>':
+		return truth(args[0] > args[1]), nil
+	case 'G':
+		return truth(args[0] >= args[1]), nil
+	case 'E':
+		return truth(args[0] == args[1]), nil
+	case 'N':
+		return truth(args[0] != args[1]), nil
+	case '%':
+		if args[1] == 0 {
+			return 0, fmt.Errorf("modulo by zero")
+		}
+		return math.Mod(args[0], args[1]), nil
 	case '+':
 		return args[0] + args[1], nil
 	case '-':
@@ -155,6 +199,14 @@ func evalNode(n node, vars map[string]float64, integer bool) (float64, error) {
 	return 0, fmt.Errorf("unknown function %q", n.name)
 }
 
+// truth is a condition's value: 1 or 0.
+func truth(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 type exprParser struct {
 	s string
 	i int
@@ -176,6 +228,121 @@ func (p *exprParser) peek() byte {
 
 func (p *exprParser) errf(format string, args ...any) error {
 	return fmt.Errorf("expression %q: %s at offset %d", p.s, fmt.Sprintf(format, args...), p.i)
+}
+
+// match consumes tok when the input continues with it (after spaces), unless it continues with
+// tok followed by one of the bytes in not (so "<" does not match "<=").
+func (p *exprParser) match(tok, not string) bool {
+	p.space()
+	if !strings.HasPrefix(p.s[p.i:], tok) {
+		return false
+	}
+	if j := p.i + len(tok); j < len(p.s) && strings.IndexByte(not, p.s[j]) >= 0 {
+		return false
+	}
+	p.i += len(tok)
+	return true
+}
+
+// expr is the loosest level: the conditional c ? a : b (right-associative).
+func (p *exprParser) expr() (node, error) {
+	c, err := p.or()
+	if err != nil {
+		return c, err
+	}
+	if !p.match("?", "") {
+		return c, nil
+	}
+	a, err := p.expr()
+	if err != nil {
+		return a, err
+	}
+	if !p.match(":", "") {
+		return a, p.errf("missing : of the conditional")
+	}
+	b, err := p.expr()
+	if err != nil {
+		return b, err
+	}
+	return node{op: '?', args: []node{c, a, b}}, nil
+}
+
+func (p *exprParser) or() (node, error) {
+	l, err := p.and()
+	for err == nil && p.match("||", "") {
+		var r node
+		r, err = p.and()
+		l = node{op: '|', args: []node{l, r}}
+	}
+	return l, err
+}
+
+func (p *exprParser) and() (node, error) {
+	l, err := p.equality()
+	for err == nil && p.match("&&", "") {
+		var r node
+		r, err = p.equality()
+		l = node{op: '&', args: []node{l, r}}
+	}
+	return l, err
+}
+
+func (p *exprParser) equality() (node, error) {
+	l, err := p.relational()
+	for err == nil {
+		var op byte
+		switch {
+		case p.match("==", ""):
+			op = 'E'
+		case p.match("!=", ""):
+			op = 'N'
+		default:
+			return l, p.stray()
+		}
+		var r node
+		r, err = p.relational()
+		l = node{op: op, args: []node{l, r}}
+	}
+	return l, err
+}
+
+func (p *exprParser) relational() (node, error) {
+	l, err := p.sum()
+	for err == nil {
+		var op byte
+		switch {
+		case p.match("<=", ""):
+			op = 'L'
+		case p.match(">=", ""):
+			op = 'G'
+		case p.match("<", "<"):
+			op = '<'
+		case p.match(">", ">"):
+			op = '>'
+		default:
+			return l, nil
+		}
+		var r node
+		r, err = p.sum()
+		l = node{op: op, args: []node{l, r}}
+	}
+	return l, err
+}
+
+// stray reports an operator this grammar lacks where a binary operator could stand, with what
+// to write instead; nil otherwise.
+func (p *exprParser) stray() error {
+	rest := p.s[p.i:]
+	switch {
+	case strings.HasPrefix(rest, "="):
+		return p.errf("= is not an operator (compare with ==)")
+	case strings.HasPrefix(rest, "&") && !strings.HasPrefix(rest, "&&"),
+		strings.HasPrefix(rest, "|") && !strings.HasPrefix(rest, "||"):
+		return p.errf("%q: no bitwise operators (the logical ones are && and ||)", rest[:1])
+	case strings.HasPrefix(rest, "<<"), strings.HasPrefix(rest, ">>"):
+		return p.errf("%q: no shift operators (multiply or divide by pow(2, k))", rest[:2])
+	}
+	return nil
 }
 
 func (p *exprParser) sum() (node, error) {
@@ -204,7 +371,7 @@ func (p *exprParser) product() (node, error) {
 	}
 	for {
 		c := p.peek()
-		if c != '*' && c != '/' {
+		if c != '*' && c != '/' && c != '%' {
 			return l, nil
 		}
 		p.i++
@@ -217,10 +384,18 @@ func (p *exprParser) product() (node, error) {
 }
 
 func (p *exprParser) unary() (node, error) {
-	if p.peek() == '-' {
+	switch p.peek() {
+	case '-':
 		p.i++
 		a, err := p.unary()
 		return node{op: 'u', args: []node{a}}, err
+	case '!':
+		if strings.HasPrefix(p.s[p.i:], "!=") {
+			return node{}, p.errf("unexpected !=")
+		}
+		p.i++
+		a, err := p.unary()
+		return node{op: '!', args: []node{a}}, err
 	}
 	return p.primary()
 }
@@ -234,7 +409,7 @@ func (p *exprParser) primary() (node, error) {
 		return node{}, p.errf("unexpected end")
 	case c == '(':
 		p.i++
-		n, err := p.sum()
+		n, err := p.expr()
 		if err != nil {
 			return n, err
 		}
@@ -289,7 +464,7 @@ func (p *exprParser) primary() (node, error) {
 		p.i++
 		var args []node
 		for {
-			a, err := p.sum()
+			a, err := p.expr()
 			if err != nil {
 				return a, err
 			}

@@ -266,6 +266,34 @@ func TestLoadErrors(t *testing.T) {
 		{strings.Replace(entry(""), `"glsl": "k.comp"`, `"glsl": "k.comp", "spirv": "k.comp"`, 1), "want exactly one of glsl, spirv"},
 		{strings.Replace(entry(""), `"operand": "a"`, `"operand": "a", "scratch_bytes": 4`, 1), "operand and scratch_bytes are exclusive"},
 		{``, "empty or truncated"},
+		// Requirements.
+		{entry(`, "requires": ["subgroup_telepathy"]`), `incumbents[0].requires[0]: unknown requirement "subgroup_telepathy" (known: float16, float64, int16, int8, int8_dot,`},
+		{entry(`, "features": ["subgroup_arithmetic"]`), `incumbents[0].features[0]: unknown feature "subgroup_arithmetic"`},
+		{entry(`, "subgroup_size": "sg +"`), "incumbents[0].subgroup_size: expression"},
+		{entry(`, "subgroup_size": 32, "full_subgroups": false`), "incumbents[0].full_subgroups: false, but a required subgroup size (incumbents[0].subgroup_size) runs with full subgroups"},
+		{entry(`, "full_subgroups": "yes"`), "m.json:2:"},
+		// Buffer views.
+		{strings.Replace(entry(""), `"operand": "a"`, `"operand": "a", "offset": "4 *"`, 1), "incumbents[0].bindings[0].offset: expression"},
+		{strings.Replace(entry(""), `"operand": "a"`, `"scratch_bytes": 64, "offset": 16`, 1), "incumbents[0].bindings[0].offset: a scratch buffer is bound whole"},
+		{strings.Replace(entry(""), `"operand": "a"`, `"scratch_bytes": 64, "size": 16`, 1), "incumbents[0].bindings[0].size: a scratch buffer is bound whole"},
+		// Variants.
+		{entry(`, "variants": [{"grid": [1, 1, 1]}]`), "incumbents[0].variants[0].when: missing value"},
+		{entry(`, "variants": [{"when": "n >"}]`), "incumbents[0].variants[0].when: expression"},
+		{entry(`, "variants": [null]`), "incumbents[0].variants[0]: null variant"},
+		{entry(`, "variants": [{"when": 1, "grid": ["n", 1]}]`), "incumbents[0].variants[0].grid[2]: missing value"},
+		{entry(`, "variants": [{"when": 1, "workgroup_size": ["64 64", 1, 1]}]`), "incumbents[0].variants[0].workgroup_size[0]: expression"},
+		{entry(`, "variants": [{"when": 1, "bindings": []}]`), "incumbents[0].variants[0].bindings: at least one binding is required"},
+		{entry(`, "variants": [{"when": 1, "bindings": [{"binding": 1, "operand": "a"}]}]`), "incumbents[0].variants[0].bindings[0].binding: 1, want 0..0"},
+		{entry(`, "variants": [{"when": 1, "push_constants": [{"name": "x", "type": "f64", "value": 1}]}]`), `incumbents[0].variants[0].push_constants[0].type: "f64"`},
+		{entry(`, "push_constants": [{"name": "x", "type": "u32", "value": 1}], "variants": [{"when": 1, "push_constant_size": 2}]`), "incumbents[0].variants[0].push_constant_size: 2, the fields need 4 bytes"},
+		{entry(`, "variants": [{"when": 1, "spec_constants": [{"id": 0, "type": "u32", "value": 1}, {"id": 0, "type": "u32", "value": 1}]}]`), "incumbents[0].variants[0].spec_constants[1].id: spec constant 0 set twice"},
+		{entry(`, "variants": [{"when": 1, "source": {"glsl": "nope.comp"}}]`), "incumbents[0].variants[0].source.glsl:"},
+		{entry(`, "variants": [{"when": 1, "source": {"cuda": "k.comp"}}]`), "incumbents[0].variants[0].source: a vulkan incumbent needs glsl or spirv"},
+		{entry(`, "variants": [{"when": 1, "source": {"spirv": "k.comp"}, "defines": {"A": "1"}}]`), "incumbents[0].variants[0].defines: defines apply to a glsl source"},
+		{entry(`, "variants": [{"when": 1, "requires": ["warp_drive"]}]`), `incumbents[0].variants[0].requires[0]: unknown requirement "warp_drive"`},
+		{entry(`, "subgroup_size": 32, "variants": [{"when": 1, "full_subgroups": false}]`), "incumbents[0].variants[0].full_subgroups: false, but a required subgroup size (incumbents[0].subgroup_size)"},
+		{entry(`, "variants": [{"name": "a", "when": 1}, {"name": "a", "when": 0}]`), `incumbents[0].variants[1].name: "a" already used by incumbents[0].variants[0]`},
+		{entry(`, "variants": [{"when": 1, "bogus": 1}]`), `unknown field "bogus"`},
 	} {
 		_, err := Parse([]byte(c.data), "m.json", dir)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

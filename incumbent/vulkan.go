@@ -4,38 +4,159 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
+	"sync"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
 )
 
 // featureNames maps the manifest's feature names to vulkan.Features fields.
-var featureNames = map[string]func(*vulkan.Features){
-	"int8":                func(f *vulkan.Features) { f.Int8 = true },
-	"int16":               func(f *vulkan.Features) { f.Int16 = true },
-	"float16":             func(f *vulkan.Features) { f.Float16 = true },
-	"float64":             func(f *vulkan.Features) { f.Float64 = true },
-	"storage_buffer8":     func(f *vulkan.Features) { f.StorageBuffer8 = true },
-	"storage_buffer16":    func(f *vulkan.Features) { f.StorageBuffer16 = true },
-	"integer_dot_product": func(f *vulkan.Features) { f.IntegerDotProduct = true },
-	"subgroup_shuffle":    func(f *vulkan.Features) { f.SubgroupShuffle = true },
-	"subgroup_basic":      func(f *vulkan.Features) { f.SubgroupBasic = true },
+var featureNames = map[string]func(*vulkan.Features) *bool{
+	"int8":                func(f *vulkan.Features) *bool { return &f.Int8 },
+	"int16":               func(f *vulkan.Features) *bool { return &f.Int16 },
+	"float16":             func(f *vulkan.Features) *bool { return &f.Float16 },
+	"float64":             func(f *vulkan.Features) *bool { return &f.Float64 },
+	"storage_buffer8":     func(f *vulkan.Features) *bool { return &f.StorageBuffer8 },
+	"storage_buffer16":    func(f *vulkan.Features) *bool { return &f.StorageBuffer16 },
+	"integer_dot_product": func(f *vulkan.Features) *bool { return &f.IntegerDotProduct },
+	"int8_dot":            func(f *vulkan.Features) *bool { return &f.IntegerDotProduct },
+	"subgroup_shuffle":    func(f *vulkan.Features) *bool { return &f.SubgroupShuffle },
+	"subgroup_basic":      func(f *vulkan.Features) *bool { return &f.SubgroupBasic },
+}
+
+// requirementNames are the "requires" names beyond featureNames; verified marks the ones a
+// vulkan.DeviceInfo reports.
+var requirementNames = map[string]bool{
+	"subgroup_size_control":     true,
+	"subgroup_arithmetic":       false,
+	"subgroup_vote":             false,
+	"subgroup_ballot":           false,
+	"subgroup_shuffle_relative": false,
+	"subgroup_clustered":        false,
+	"subgroup_quad":             false,
+}
+
+// capabilityRequirements maps SPIR-V capabilities to the requirement they imply.
+var capabilityRequirements = map[uint32]string{
+	9:    "float16",             // Float16
+	10:   "float64",             // Float64
+	22:   "int16",               // Int16
+	39:   "int8",                // Int8
+	4433: "storage_buffer16",    // StorageBuffer16BitAccess
+	4448: "storage_buffer8",     // StorageBuffer8BitAccess
+	6016: "integer_dot_product", // DotProductInputAll
+	6017: "integer_dot_product", // DotProductInput4x8Bit
+	6018: "integer_dot_product", // DotProductInput4x8BitPacked
+	6019: "integer_dot_product", // DotProduct
+	61:   "subgroup_basic",      // GroupNonUniform
+	62:   "subgroup_vote",       // GroupNonUniformVote
+	63:   "subgroup_arithmetic", // GroupNonUniformArithmetic
+	64:   "subgroup_ballot",     // GroupNonUniformBallot
+	65:   "subgroup_shuffle",    // GroupNonUniformShuffle
+	66:   "subgroup_shuffle_relative",
+	67:   "subgroup_clustered",
+	68:   "subgroup_quad",
+}
+
+// deviceVarNames are the variables DeviceVars sets.
+var deviceVarNames = []string{"subgroup_size", "min_subgroup_size", "max_subgroup_size",
+	"max_workgroup_count_x", "max_workgroup_count_y", "max_workgroup_count_z"}
+
+func isDeviceVar(name string) bool {
+	for _, n := range deviceVarNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// DeviceVars returns the device variables expressions may use, from a device description:
+// subgroup_size (the default subgroup size), min_subgroup_size and max_subgroup_size (the range
+// a pipeline can require; the default size where the device reports none) and
+// max_workgroup_count_x, _y, _z (maxComputeWorkGroupCount).
+func DeviceVars(info vulkan.DeviceInfo) map[string]float64 {
+	lo, hi := info.MinSubgroupSize, info.MaxSubgroupSize
+	if lo == 0 || hi == 0 {
+		lo, hi = info.SubgroupSize, info.SubgroupSize
+	}
+	return map[string]float64{
+		"subgroup_size":         float64(info.SubgroupSize),
+		"min_subgroup_size":     float64(lo),
+		"max_subgroup_size":     float64(hi),
+		"max_workgroup_count_x": float64(info.MaxWorkgroupCount[0]),
+		"max_workgroup_count_y": float64(info.MaxWorkgroupCount[1]),
+		"max_workgroup_count_z": float64(info.MaxWorkgroupCount[2]),
+	}
+}
+
+// compiled is the SPIR-V of one source, made once.
+type compiled struct {
+	once  sync.Once
+	words []uint32
+	err   error
 }
 
 // SPIRV returns the entry's SPIR-V as loaded (before spec constants are applied): the .spv file,
-// or the GLSL compiled with glslc (once; glslc must be on PATH).
+// or the GLSL compiled with glslc (once; glslc must be on PATH). A variant with its own source or
+// defines has its own SPIR-V (VariantSPIRV).
 func (e *Entry) SPIRV() ([]uint32, error) {
-	e.once.Do(func() { e.words, e.wordErr = e.loadSPIRV() })
-	return e.words, e.wordErr
+	return e.spirvOf(e.impl(-1))
 }
 
-func (e *Entry) loadSPIRV() ([]uint32, error) {
-	src := e.Source
+// VariantSPIRV returns the SPIR-V of variant i as loaded (the entry's own for i = -1).
+func (e *Entry) VariantSPIRV(i int) ([]uint32, error) {
+	if i < -1 || i >= len(e.Variants) {
+		return nil, fmt.Errorf("incumbent %s: no variant %d (it has %d)", e.Name, i, len(e.Variants))
+	}
+	return e.spirvOf(e.impl(i))
+}
+
+// impl returns the implementation of variant i (-1: the entry's own fields).
+func (e *Entry) impl(i int) *impl {
+	if e.impls == nil {
+		// An entry not made by Parse: its own fields only.
+		e.impls = []*impl{{index: -1, source: e.Source, entry: e.EntryPoint, bindings: e.Bindings,
+			push: e.PushConstants, pushSize: e.PushConstantSize, spec: e.SpecConstants,
+			features: e.Features, requires: e.Requires, iface: &ifaceCheck{}}}
+	}
+	return e.impls[i+1]
+}
+
+// what names an implementation in errors: "incumbent NAME" or "incumbent NAME variant V".
+func (e *Entry) what(im *impl) string {
+	if im.index < 0 {
+		return "incumbent " + e.Name
+	}
+	return fmt.Sprintf("incumbent %s variant %s", e.Name, im.name)
+}
+
+func (e *Entry) spirvOf(im *impl) ([]uint32, error) {
+	key, _ := json.Marshal(im.source)
+	e.mu.Lock()
+	if e.spv == nil {
+		e.spv = map[string]*compiled{}
+	}
+	c := e.spv[string(key)]
+	if c == nil {
+		c = &compiled{}
+		e.spv[string(key)] = c
+	}
+	e.mu.Unlock()
+	c.once.Do(func() { c.words, c.err = e.loadSPIRV(im) })
+	return c.words, c.err
+}
+
+func (e *Entry) loadSPIRV(im *impl) ([]uint32, error) {
+	src := im.source
 	var path string
 	switch {
 	case src.SPIRV != "":
@@ -43,7 +164,7 @@ func (e *Entry) loadSPIRV() ([]uint32, error) {
 	case src.GLSL != "":
 		glslc, err := exec.LookPath("glslc")
 		if err != nil {
-			return nil, fmt.Errorf("incumbent %s: glslc is not installed: cannot compile %s", e.Name, src.GLSL)
+			return nil, fmt.Errorf("%s: glslc is not installed: cannot compile %s", e.what(im), src.GLSL)
 		}
 		tmp, err := os.MkdirTemp("", "onesource-incumbent-")
 		if err != nil {
@@ -66,18 +187,18 @@ func (e *Entry) loadSPIRV() ([]uint32, error) {
 		args = append(args, src.GlslcArgs...)
 		args = append(args, "-o", path, e.m.resolve(src.GLSL))
 		if out, err := exec.Command(glslc, args...).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("incumbent %s: glslc %s: %v\n%s", e.Name, src.GLSL, err, out)
+			return nil, fmt.Errorf("%s: glslc %s: %v\n%s", e.what(im), src.GLSL, err, out)
 		}
 	default:
-		return nil, fmt.Errorf("incumbent %s: no GLSL or SPIR-V source (backend %s)", e.Name, e.Backend)
+		return nil, fmt.Errorf("%s: no GLSL or SPIR-V source (backend %s)", e.what(im), e.Backend)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
+		return nil, fmt.Errorf("%s: %w", e.what(im), err)
 	}
 	w, err := vulkan.Words(b)
 	if err != nil {
-		return nil, fmt.Errorf("incumbent %s: %s: %v", e.Name, path, err)
+		return nil, fmt.Errorf("%s: %s: %v", e.what(im), path, err)
 	}
 	return w, nil
 }
@@ -87,39 +208,381 @@ type Launch struct {
 	Module   *vulkan.Module
 	Operands []string // per binding: the operand bound there, "" for a scratch buffer
 	Scratch  []int    // per binding: bytes of its scratch buffer (0 for operands)
-	Push     []byte   // the push-constant block
-	Groups   [3]uint32
-	Hash     string // sha256 of the SPIR-V words actually run (spec constants applied)
+	// Offsets and Sizes are, per binding, the byte offset and size of the view of the operand's
+	// buffer to bind (0 and 0: the whole buffer; Size 0: to its end). See Views.
+	Offsets []int
+	Sizes   []int
+	Push    []byte // the push-constant block
+	Groups  [3]uint32
+	Hash    string // sha256 of the SPIR-V words actually run (spec constants applied)
+	// Variant is the name of the variant that ran ("" for the entry's own fields) and
+	// VariantIndex its index in the entry's variants (-1 for the entry's own fields).
+	Variant      string
+	VariantIndex int
+	// Requires lists, sorted, what the module needs from the device: the implementation's
+	// features and requires, and what its SPIR-V capabilities imply. Unverified lists those of
+	// them no vulkan.DeviceInfo field reports: neither Check nor the device can confirm them.
+	Requires   []string
+	Unverified []string
+}
+
+// Views returns the views to bind, one per binding: bufs[i] (the buffer of binding i) at the
+// launch's offset and size for it.
+func (l *Launch) Views(bufs []*vulkan.Buffer) []vulkan.View {
+	out := make([]vulkan.View, len(bufs))
+	for i, b := range bufs {
+		out[i] = vulkan.View{Buffer: b}
+		if i < len(l.Offsets) {
+			out[i].Offset, out[i].Size = l.Offsets[i], l.Sizes[i]
+		}
+	}
+	return out
+}
+
+// Whole reports whether every binding is bound whole (no offset, no size): what a caller that
+// binds whole buffers must check.
+func (l *Launch) Whole() bool {
+	for i := range l.Offsets {
+		if l.Offsets[i] != 0 || l.Sizes[i] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *Entry) evalInt(path string, vars map[string]float64) (int64, error) {
 	v, err := e.exprs[path].EvalInt(vars)
 	if err != nil {
-		return 0, fmt.Errorf("incumbent %s: %s: %w", e.Name, path, err)
+		return 0, fmt.Errorf("incumbent %s: %s: %w%s", e.Name, path, err, deviceHint(err))
 	}
 	return v, nil
 }
 
-// Vulkan instantiates the entry for the shape variables vars: SPIR-V with its spec constants
-// applied, the module description, the push-constant bytes and the grid.
+func (e *Entry) evalFloat(path string, vars map[string]float64) (float64, error) {
+	v, err := e.exprs[path].EvalFloat(vars)
+	if err != nil {
+		return 0, fmt.Errorf("incumbent %s: %s: %w%s", e.Name, path, err, deviceHint(err))
+	}
+	return v, nil
+}
+
+// deviceHint explains an unknown device variable.
+func deviceHint(err error) string {
+	for _, n := range deviceVarNames {
+		if strings.Contains(err.Error(), fmt.Sprintf("unknown shape variable %q", n)) {
+			return " (a device variable: instantiate with VulkanFor, or pass DeviceVars(info) in vars)"
+		}
+	}
+	return ""
+}
+
+// choose returns the implementation that runs at vars: the first variant whose condition holds,
+// else the entry's own fields.
+func (e *Entry) choose(vars map[string]float64) (*impl, error) {
+	e.impl(-1)
+	for _, im := range e.impls[1:] {
+		v, err := e.evalFloat(im.at+".when", vars)
+		if err != nil {
+			return nil, err
+		}
+		if v != 0 {
+			return im, nil
+		}
+	}
+	return e.impls[0], nil
+}
+
+// Vulkan instantiates the entry for the shape variables vars: the implementation chosen by the
+// variants' conditions, its SPIR-V with its spec constants applied (checked against the
+// shader's interface), the module description, the push-constant bytes, the buffer views and
+// the grid. It knows nothing of the device: an entry that uses device variables fails unless
+// vars holds them, and requirements are only recorded (see VulkanFor and Check).
 func (e *Entry) Vulkan(vars map[string]float64) (*Launch, error) {
 	if e.Backend != "vulkan" {
 		return nil, fmt.Errorf("incumbent %s: backend %s, not vulkan", e.Name, e.Backend)
 	}
-	words, err := e.SPIRV()
+	im, err := e.choose(vars)
 	if err != nil {
 		return nil, err
 	}
-	at := e.path()
+	return e.instantiate(im, vars)
+}
+
+// VulkanFor is Vulkan on the device info describes: vars gains the device variables
+// (DeviceVars; a value vars already holds must agree), and the chosen implementation's
+// requirements are checked against the device: features, subgroup size and full subgroups,
+// subgroup_size_control, buffer-view offsets against minStorageBufferOffsetAlignment, the grid
+// against maxComputeWorkGroupCount and the push constants against maxPushConstantsSize.
+func (e *Entry) VulkanFor(info vulkan.DeviceInfo, vars map[string]float64) (*Launch, error) {
+	all := make(map[string]float64, len(vars)+len(deviceVarNames))
+	for k, v := range vars {
+		all[k] = v
+	}
+	for k, v := range DeviceVars(info) {
+		if old, ok := vars[k]; ok && old != v {
+			return nil, fmt.Errorf("incumbent %s: vars has %s = %v, the device %q has %v", e.Name, k, old, info.Name, v)
+		}
+		all[k] = v
+	}
+	l, err := e.Vulkan(all)
+	if err != nil {
+		return nil, err
+	}
+	im := e.impl(l.VariantIndex)
+	if err := e.checkDevice(im, info, l.Requires); err != nil {
+		return nil, err
+	}
+	m := l.Module
+	if s := m.SubgroupSize; s != 0 {
+		if !info.SubgroupSizeControl {
+			return nil, fmt.Errorf("%s: %s: requires subgroup size %d, but the device %q cannot require a subgroup size in compute shaders (subgroupSizeControl, computeFullSubgroups)", e.what(im), im.subgroup, s, info.Name)
+		}
+		lo, hi := info.MinSubgroupSize, info.MaxSubgroupSize
+		if lo == 0 || hi == 0 {
+			lo, hi = info.SubgroupSize, info.SubgroupSize
+		}
+		if s < lo || s > hi {
+			return nil, fmt.Errorf("%s: %s: requires subgroup size %d; the device %q offers %d..%d", e.what(im), im.subgroup, s, info.Name, lo, hi)
+		}
+	}
+	if a := info.MinStorageBufferOffsetAlignment; a > 1 {
+		for i, off := range l.Offsets {
+			if uint64(off)%a != 0 {
+				return nil, fmt.Errorf("%s: %s.bindings[%d].offset: %d is not a multiple of the device's minStorageBufferOffsetAlignment %d (bind the aligned-down offset and pass the rest to the shader, as ggml's misalign_offsets does)", e.what(im), im.bindAt, e.bindingIndex(im, i), off, a)
+			}
+		}
+	}
+	for d, g := range l.Groups {
+		if mx := info.MaxWorkgroupCount[d]; mx != 0 && g > mx {
+			return nil, fmt.Errorf("%s: %s.grid[%d]: %d workgroups; the device %q allows %d (maxComputeWorkGroupCount)", e.what(im), im.gridAt, d, g, info.Name, mx)
+		}
+	}
+	if mx := info.MaxPushConstantsSize; mx != 0 && uint32(len(l.Push)) > mx {
+		return nil, fmt.Errorf("%s: %d bytes of push constants; the device %q allows %d (maxPushConstantsSize)", e.what(im), len(l.Push), info.Name, mx)
+	}
+	return l, nil
+}
+
+// bindingIndex is the position in im.bindings of binding number b.
+func (e *Entry) bindingIndex(im *impl, b int) int {
+	for j, x := range im.bindings {
+		if x.Binding == b {
+			return j
+		}
+	}
+	return b
+}
+
+// Check reports whether a device can run the entry, as far as its requirements go and before
+// anything is compiled: the features and requires of its own fields and of every variant that
+// the device variables alone do not rule out ("when" false on DeviceVars(info)), and a required
+// subgroup size (or full subgroups) where the device cannot require one, or a constant size
+// outside the device's range. Requirements that no DeviceInfo field reports (subgroup_arithmetic
+// and the like, see the package doc) pass. VulkanFor checks the implementation it instantiates
+// more closely (shape-dependent sizes, the capabilities its SPIR-V declares).
+func (e *Entry) Check(info vulkan.DeviceInfo) error {
+	dv := DeviceVars(info)
+	e.impl(-1)
+	for _, im := range e.impls {
+		if im.index >= 0 {
+			if v, err := e.exprs[im.at+".when"].EvalFloat(dv); err == nil && v == 0 {
+				continue
+			}
+		}
+		if err := e.checkDevice(im, info, append(append([]string(nil), im.features...), im.requires...)); err != nil {
+			return err
+		}
+		if im.subgroup == "" {
+			continue
+		}
+		if !info.SubgroupSizeControl {
+			return fmt.Errorf("%s: %s: the device %q cannot require a subgroup size in compute shaders (subgroupSizeControl, computeFullSubgroups)", e.what(im), im.subgroup, info.Name)
+		}
+		if s, err := e.exprs[im.subgroup].EvalInt(dv); err == nil && s != 0 {
+			lo, hi := int64(dv["min_subgroup_size"]), int64(dv["max_subgroup_size"])
+			if s < lo || s > hi {
+				return fmt.Errorf("%s: %s: requires subgroup size %d; the device %q offers %d..%d", e.what(im), im.subgroup, s, info.Name, lo, hi)
+			}
+		}
+	}
+	return nil
+}
+
+// checkDevice checks named requirements against info: features the device supports, and
+// subgroup_size_control.
+func (e *Entry) checkDevice(im *impl, info vulkan.DeviceInfo, names []string) error {
+	var missing []string
+	for _, n := range names {
+		if f, ok := featureNames[n]; ok {
+			if !*f(&info.Features) {
+				missing = append(missing, n)
+			}
+			continue
+		}
+		if n == "subgroup_size_control" && !info.SubgroupSizeControl {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: needs %s, which the device %q does not support", e.what(im), strings.Join(dedupe(missing), ", "), info.Name)
+	}
+	return nil
+}
+
+func dedupe(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// CheckInterface compiles every implementation of the entry (its own fields and each variant)
+// and checks it against its SPIR-V's declared interface (see the package doc); Vulkan does the
+// same for the implementation it instantiates, once.
+func (e *Entry) CheckInterface() error {
+	if e.Backend != "vulkan" {
+		return fmt.Errorf("incumbent %s: backend %s, not vulkan", e.Name, e.Backend)
+	}
+	e.impl(-1)
+	for _, im := range e.impls {
+		if _, err := e.checkInterface(im); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkInterface checks im against its SPIR-V's interface, once, and returns the interface.
+func (e *Entry) checkInterface(im *impl) (*Interface, error) {
+	im.iface.once.Do(func() {
+		words, err := e.spirvOf(im)
+		if err != nil {
+			im.iface.err = err
+			return
+		}
+		in, err := Reflect(words)
+		if err != nil {
+			im.iface.err = fmt.Errorf("%s: %w", e.what(im), err)
+			return
+		}
+		im.iface.in = in
+		if err := e.matchInterface(im, in); err != nil {
+			im.iface.err = fmt.Errorf("%s: %w", e.what(im), err)
+		}
+	})
+	return im.iface.in, im.iface.err
+}
+
+// matchInterface compares an implementation's manifest fields with the shader's interface.
+func (e *Entry) matchInterface(im *impl, in *Interface) error {
+	entry := im.entry
+	if entry == "" {
+		entry = "main"
+	}
+	found := false
+	for _, n := range in.EntryPoints {
+		found = found || n == entry
+	}
+	if !found {
+		return fmt.Errorf("%s.entry: the shader has no GLCompute entry point %q (it has %q)", im.entryAt, entry, in.EntryPoints)
+	}
+	var declared []string
+	for _, b := range in.Bindings {
+		declared = append(declared, fmt.Sprintf("%d", b.Binding))
+		if b.Set != 0 {
+			return fmt.Errorf("the shader declares a descriptor in set %d (binding %d); incumbents bind set 0 only", b.Set, b.Binding)
+		}
+		if b.Kind != "storage" {
+			return fmt.Errorf("the shader declares binding %d as a %s descriptor; incumbents bind storage buffers only", b.Binding, b.Kind)
+		}
+	}
+	list := strings.Join(declared, ", ")
+	if list == "" {
+		list = "none"
+	}
+	inManifest := map[uint32]bool{}
+	for j, b := range im.bindings {
+		inManifest[uint32(b.Binding)] = true
+		has := in.binding(0, uint32(b.Binding)) != nil
+		switch {
+		case !has && !b.Unused:
+			return fmt.Errorf("%s.bindings[%d]: binding %d is not declared by the shader (it declares %s); glslc -O removes buffers the code never uses: mark it \"unused\": true if so", im.bindAt, j, b.Binding, list)
+		case has && b.Unused:
+			return fmt.Errorf("%s.bindings[%d]: binding %d is marked unused, but the shader declares it", im.bindAt, j, b.Binding)
+		}
+	}
+	for _, b := range in.Bindings {
+		if !inManifest[b.Binding] {
+			return fmt.Errorf("%s.bindings: the shader declares binding %d, the manifest does not bind it", im.bindAt, b.Binding)
+		}
+	}
+	ids := in.SpecIDs()
+	idList := make([]string, len(ids))
+	for i, id := range ids {
+		idList[i] = fmt.Sprintf("%d", id)
+	}
+	if len(idList) == 0 {
+		idList = []string{"none"}
+	}
+	for j, s := range im.spec {
+		at := fmt.Sprintf("%s.spec_constants[%d]", im.specAt, j)
+		t, ok := in.SpecConstants[s.ID]
+		if !ok {
+			return fmt.Errorf("%s.id: the shader declares no spec constant %d (it declares %s); glslc -O removes spec constants the code never uses", at, s.ID, strings.Join(idList, ", "))
+		}
+		want := map[string][]string{"bool": {"bool"}, "u32": {"uint32", "int32"}, "i32": {"int32", "uint32"}, "f32": {"float32"}}[s.Type]
+		okType := false
+		for _, w := range want {
+			okType = okType || t == w
+		}
+		if !okType {
+			return fmt.Errorf("%s.type: %s, but the shader's spec constant %d is %s", at, s.Type, s.ID, t)
+		}
+	}
+	end := 0
+	off := 0
+	for _, f := range im.push {
+		if f.Offset != nil {
+			off = *f.Offset
+		}
+		off += 4
+		end = off
+	}
+	block := (in.PushConstantSize + 3) &^ 3
+	switch {
+	case block == 0 && end > 0:
+		return fmt.Errorf("%s.push_constants: %d bytes of fields, but the shader declares no push-constant block (glslc -O removes one the code never reads)", im.pushAt, end)
+	case end > block:
+		return fmt.Errorf("%s.push_constants: the fields end at byte %d, beyond the shader's %d-byte push-constant block", im.pushAt, end, in.PushConstantSize)
+	case end < block:
+		return fmt.Errorf("%s.push_constants: the fields end at byte %d, short of the shader's %d-byte push-constant block (fields missing at the end?)", im.pushAt, end, in.PushConstantSize)
+	}
+	return nil
+}
+
+// instantiate builds the launch of implementation im at vars.
+func (e *Entry) instantiate(im *impl, vars map[string]float64) (*Launch, error) {
+	in, err := e.checkInterface(im)
+	if err != nil {
+		return nil, err
+	}
+	words, err := e.spirvOf(im)
+	if err != nil {
+		return nil, err
+	}
 	spec := map[uint32]uint32{}
 	bools := map[uint32]bool{}
-	for j, s := range e.SpecConstants {
-		p := fmt.Sprintf("%s.spec_constants[%d].value", at, j)
+	for j, s := range im.spec {
+		p := fmt.Sprintf("%s.spec_constants[%d].value", im.specAt, j)
 		switch s.Type {
 		case "f32":
-			v, err := e.exprs[p].EvalFloat(vars)
+			v, err := e.evalFloat(p, vars)
 			if err != nil {
-				return nil, fmt.Errorf("incumbent %s: %s: %w", e.Name, p, err)
+				return nil, err
 			}
 			spec[s.ID] = math.Float32bits(float32(v))
 		default:
@@ -136,23 +599,47 @@ func (e *Entry) Vulkan(vars map[string]float64) (*Launch, error) {
 	}
 	words, err = PatchSpecConstants(words, spec, bools)
 	if err != nil {
-		return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
+		return nil, fmt.Errorf("%s: %w", e.what(im), err)
 	}
-	l := &Launch{Operands: e.Operands(), Scratch: make([]int, len(e.Bindings))}
-	m := &vulkan.Module{Name: e.EntryPoint, Words: words, Bindings: make([]vulkan.Binding, len(e.Bindings))}
-	for j, b := range e.Bindings {
+	n := len(im.bindings)
+	l := &Launch{Operands: make([]string, n), Scratch: make([]int, n), Offsets: make([]int, n), Sizes: make([]int, n),
+		Variant: im.name, VariantIndex: im.index}
+	m := &vulkan.Module{Name: im.entry, Words: words, Bindings: make([]vulkan.Binding, n)}
+	if m.Name == "" {
+		m.Name = "main"
+	}
+	for j, b := range im.bindings {
+		bp := fmt.Sprintf("%s.bindings[%d]", im.bindAt, j)
 		es := b.ElemSize
 		if es == 0 {
 			es = 4
 		}
 		name := b.Operand
+		l.Operands[b.Binding] = b.Operand
 		if b.ScratchBytes != "" {
-			n, err := e.evalInt(fmt.Sprintf("%s.bindings[%d].scratch_bytes", at, j), vars)
+			n, err := e.evalInt(bp+".scratch_bytes", vars)
 			if err != nil {
 				return nil, err
 			}
 			l.Scratch[b.Binding] = int(max(n, 4))
 			name = fmt.Sprintf("scratch%d", b.Binding)
+		}
+		for _, x := range []struct {
+			key string
+			v   Value
+			out *int
+		}{{"offset", b.Offset, &l.Offsets[b.Binding]}, {"size", b.Size, &l.Sizes[b.Binding]}} {
+			if x.v == "" {
+				continue
+			}
+			v, err := e.evalInt(bp+"."+x.key, vars)
+			if err != nil {
+				return nil, err
+			}
+			if v < 0 || v%4 != 0 || v > math.MaxInt32 || x.key == "size" && v == 0 {
+				return nil, fmt.Errorf("incumbent %s: %s.%s = %d, want a %s multiple of 4 (bytes)", e.Name, bp, x.key, v, map[string]string{"offset": "non-negative", "size": "positive"}[x.key])
+			}
+			*x.out = int(v)
 		}
 		m.Bindings[b.Binding] = vulkan.Binding{Name: name, ElemSize: es, ReadOnly: b.ReadOnly}
 	}
@@ -163,16 +650,16 @@ func (e *Entry) Vulkan(vars map[string]float64) (*Launch, error) {
 		bits uint32
 	}
 	var puts []put
-	for j, f := range e.PushConstants {
-		p := fmt.Sprintf("%s.push_constants[%d].value", at, j)
+	for j, f := range im.push {
+		p := fmt.Sprintf("%s.push_constants[%d].value", im.pushAt, j)
 		if f.Offset != nil {
 			off = *f.Offset
 		}
 		var bits uint32
 		if f.Type == "f32" {
-			v, err := e.exprs[p].EvalFloat(vars)
+			v, err := e.evalFloat(p, vars)
 			if err != nil {
-				return nil, fmt.Errorf("incumbent %s: %s: %w", e.Name, p, err)
+				return nil, err
 			}
 			bits = math.Float32bits(float32(v))
 		} else {
@@ -189,8 +676,8 @@ func (e *Entry) Vulkan(vars map[string]float64) (*Launch, error) {
 		off += 4
 		size = off
 	}
-	if e.PushConstantSize > size {
-		size = e.PushConstantSize
+	if im.pushSize > size {
+		size = im.pushSize
 	}
 	l.Push = make([]byte, size)
 	for _, p := range puts {
@@ -198,39 +685,59 @@ func (e *Entry) Vulkan(vars map[string]float64) (*Launch, error) {
 	}
 	m.PushConstantSize = uint32(size)
 	for d := 0; d < 3; d++ {
-		wg, err := e.evalInt(fmt.Sprintf("%s.workgroup_size[%d]", at, d), vars)
+		wg, err := e.evalInt(fmt.Sprintf("%s.workgroup_size[%d]", im.wgAt, d), vars)
 		if err != nil {
 			return nil, err
 		}
-		g, err := e.evalInt(fmt.Sprintf("%s.grid[%d]", at, d), vars)
+		g, err := e.evalInt(fmt.Sprintf("%s.grid[%d]", im.gridAt, d), vars)
 		if err != nil {
 			return nil, err
 		}
 		if wg < 1 || wg > math.MaxUint32 || g < 1 || g > math.MaxUint32 {
-			return nil, fmt.Errorf("incumbent %s: workgroup size %d or grid %d out of range in dimension %d", e.Name, wg, g, d)
+			return nil, fmt.Errorf("%s: workgroup size %d or grid %d out of range in dimension %d", e.what(im), wg, g, d)
 		}
 		m.WorkgroupSize[d] = uint32(wg)
 		l.Groups[d] = uint32(g)
 	}
 	if ls, ok := literalLocalSize(words); ok && ls != m.WorkgroupSize {
-		return nil, fmt.Errorf("incumbent %s: the manifest states workgroup size %v, the shader declares %v", e.Name, m.WorkgroupSize, ls)
+		return nil, fmt.Errorf("%s: the manifest states workgroup size %v, the shader declares %v", e.what(im), m.WorkgroupSize, ls)
 	}
-	for _, f := range e.Features {
-		featureNames[f](&m.Features)
+	if im.subgroup != "" {
+		s, err := e.evalInt(im.subgroup, vars)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case s == 0:
+		case s < 0 || s > 1<<16 || bits.OnesCount64(uint64(s)) != 1:
+			return nil, fmt.Errorf("incumbent %s: %s = %d, want a power of two", e.Name, im.subgroup, s)
+		case int64(m.WorkgroupSize[0])%s != 0:
+			return nil, fmt.Errorf("incumbent %s: %s = %d: full subgroups of %d need a workgroup width that is a multiple of it, got %d", e.Name, im.subgroup, s, s, m.WorkgroupSize[0])
+		default:
+			m.SubgroupSize = uint32(s)
+		}
 	}
+	reqs := append(append([]string(nil), im.features...), im.requires...)
+	for _, c := range in.Capabilities {
+		if r, ok := capabilityRequirements[c]; ok {
+			reqs = append(reqs, r)
+		}
+	}
+	for _, r := range dedupe(reqs) {
+		if r == "int8_dot" {
+			r = "integer_dot_product"
+		}
+		if f, ok := featureNames[r]; ok {
+			*f(&m.Features) = true
+		} else if !requirementNames[r] {
+			l.Unverified = append(l.Unverified, r)
+		}
+		l.Requires = append(l.Requires, r)
+	}
+	l.Requires = dedupe(l.Requires)
 	l.Module = m
 	l.Hash = HashWords(words)
 	return l, nil
-}
-
-// path is the entry's JSON path in its manifest.
-func (e *Entry) path() string {
-	for i, x := range e.m.Incumbents {
-		if x == e {
-			return fmt.Sprintf("incumbents[%d]", i)
-		}
-	}
-	return "incumbents[?]"
 }
 
 // HashWords is the hex sha256 of SPIR-V words (little-endian bytes): the code hash recorded as
