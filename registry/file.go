@@ -17,7 +17,7 @@ import (
 // FormatName and FormatVersion are the header every registry file starts with.
 const (
 	FormatName    = "onesource-registry"
-	FormatVersion = 1
+	FormatVersion = 2 // 2: the head hash anchors the history; 1 (still read): no head
 )
 
 // ErrChanged is returned (wrapped) by Save when the file changed on disk since it was read.
@@ -31,6 +31,9 @@ type file struct {
 	Threshold float64 `json:"threshold"`
 	Cells     []Cell  `json:"cells"`
 	History   []Entry `json:"history"`
+	// Head is the hash of the last history entry ("" for none): a truncated history, or an
+	// edited last entry, no longer matches it.
+	Head string `json:"head"`
 }
 
 func entryHash(e Entry) string {
@@ -47,7 +50,7 @@ func (r *Registry) Marshal() ([]byte, error) {
 }
 
 func (r *Registry) marshal() ([]byte, error) {
-	f := file{Format: FormatName, Version: FormatVersion, Threshold: r.threshold, Cells: []Cell{}, History: r.history}
+	f := file{Format: FormatName, Version: FormatVersion, Threshold: r.threshold, Cells: []Cell{}, History: r.history, Head: headOf(r.history)}
 	if f.History == nil {
 		f.History = []Entry{}
 	}
@@ -157,8 +160,125 @@ func Parse(name string, b []byte) (*Registry, error) {
 			return nil, fmt.Errorf("%s: history entry %d does not chain to entry %d: the history was edited", name, e.Seq, i)
 		}
 	}
+	if *hdr.Version >= 2 && f.Head != headOf(f.History) {
+		return nil, fmt.Errorf("%s: the history's head hash is %q but its last entry hashes to %q: the history was truncated or its last entry edited", name, f.Head, headOf(f.History))
+	}
+	r.anchored = *hdr.Version >= 2
+	if err := r.checkReplay(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
 	r.publish()
 	return r, nil
+}
+
+// headOf is the hash of the last entry of h, "" for an empty history.
+func headOf(h []Entry) string {
+	if len(h) == 0 {
+		return ""
+	}
+	return entryHash(h[len(h)-1])
+}
+
+// replayed is what a history replays to: each cell's state, the action that last set it and
+// the threshold in force then, and the threshold.
+type replayed struct {
+	state     map[Key]State
+	action    map[Key]string
+	threshold map[Key]float64
+	current   float64
+}
+
+// replay walks a history: every entry with a key and a To state sets the cell's state; a
+// threshold entry sets the threshold (its Threshold field, or, in files written before it had
+// one, the new value its reason states: "OLD -> NEW: why").
+func replay(h []Entry) (replayed, error) {
+	rp := replayed{state: map[Key]State{}, action: map[Key]string{}, threshold: map[Key]float64{}, current: DefaultThreshold}
+	for _, e := range h {
+		if e.Action == "threshold" {
+			t := e.Threshold
+			if t == 0 {
+				var from float64
+				if _, err := fmt.Sscanf(e.Reason, "%g -> %g:", &from, &t); err != nil {
+					return rp, fmt.Errorf("history entry %d: a threshold change that does not say the new threshold", e.Seq)
+				}
+			}
+			rp.current = t
+			continue
+		}
+		if e.Key.Op == "" || e.To == "" {
+			continue
+		}
+		rp.state[e.Key] = e.To
+		rp.action[e.Key] = e.Action
+		rp.threshold[e.Key] = rp.current
+	}
+	return rp, nil
+}
+
+// checkReplay checks that the cells are what the history says, and that each cell's state is
+// what its evidence implies: the threshold is the one the history set, every cell is in the
+// state its last history entry left it in (and has one), and a cell whose state was last set by
+// a gate verdict at today's threshold has the state the policy gives its evidence. (Register,
+// revert, keep and merge set a state the evidence alone does not give: a new incumbent, an undone
+// flip, a recorded measurement, a merge that does not flip.)
+func (r *Registry) checkReplay() error {
+	rp, err := replay(r.history)
+	if err != nil {
+		return err
+	}
+	if rp.current != r.threshold {
+		return fmt.Errorf("threshold %g is not the %g the history sets: change it with onesource gate -threshold, not by editing the file", r.threshold, rp.current)
+	}
+	for _, k := range r.sortedKeys() {
+		c := r.cells[k]
+		st, ok := rp.state[k]
+		if !ok {
+			return fmt.Errorf("cell %s has no history: the file was edited", k)
+		}
+		if st != c.State {
+			return fmt.Errorf("cell %s is %s, but its history leaves it %s: the file was edited", k, c.State, st)
+		}
+		switch rp.action[k] {
+		case string(Flip), string(Decline), string(Fail):
+			if rp.threshold[k] == r.threshold {
+				if want, why := policy(c.Evidence, c.Incumbent != "", r.threshold); want != c.State {
+					return fmt.Errorf("cell %s is %s, but its evidence says %s (%s): the file was edited", k, c.State, want, why)
+				}
+			}
+		}
+	}
+	for k := range rp.state {
+		if _, ok := r.cells[k]; !ok {
+			return fmt.Errorf("the history has cell %s, which the file lacks: the file was edited", k)
+		}
+	}
+	return nil
+}
+
+// Verify checks the registry as Load does (the history's chain, its anchor, the cells against
+// the history and their evidence) and describes the result: "N entries, chained and anchored,
+// M cells match the history". A registry read from a format-1 file is chained but not anchored:
+// it says so (saving it anchors it).
+func (r *Registry) Verify() (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, e := range r.history {
+		want := ""
+		if i > 0 {
+			want = entryHash(r.history[i-1])
+		}
+		if e.Seq != i+1 || e.Prev != want {
+			return "", fmt.Errorf("history entry %d does not chain: the history was edited", i+1)
+		}
+	}
+	if err := r.checkReplay(); err != nil {
+		return "", err
+	}
+	anchor := fmt.Sprintf("anchored at %s", headOf(r.history))
+	if !r.anchored {
+		anchor = "NOT anchored (a format-1 file: save it with this onesource to anchor it)"
+	}
+	return fmt.Sprintf("%d history entries, chained, %s; %d cells match the history and their evidence", len(r.history), anchor, len(r.cells)), nil
 }
 
 func syntaxErr(name string, b []byte, err error) error {
@@ -342,6 +462,16 @@ func (r *Registry) Merge(other *Registry) ([]Conflict, error) {
 			r.appendEntry(Entry{Key: k, Action: "merge", From: from, To: to, Reason: why})
 		}
 		r.cells[k] = c
+	}
+	// The other side's entries were appended after ours: where they leave a cell in another state
+	// than the merge gave it, a merge entry records the state, so the history replays to the
+	// cells.
+	if rp, err := replay(r.history); err == nil {
+		for _, k := range r.sortedKeys() {
+			if c := r.cells[k]; rp.state[k] != c.State {
+				r.appendEntry(Entry{Key: k, Action: "merge", From: rp.state[k], To: c.State, Reason: "the state after the merge"})
+			}
+		}
 	}
 	r.appendEntry(Entry{Action: "merge", Reason: fmt.Sprintf("merged %d cells, %d conflicts", len(ocells), len(conflicts))})
 	r.publish()

@@ -341,7 +341,9 @@ type Entry struct {
 	To       State     `json:"to,omitempty"`
 	Reason   string    `json:"reason,omitempty"`
 	Evidence *Evidence `json:"evidence,omitempty"`
-	Prev     string    `json:"prev"`
+	// Threshold is the new threshold of a threshold entry.
+	Threshold float64 `json:"threshold,omitempty"`
+	Prev      string  `json:"prev"`
 }
 
 // DowngradeError is Apply's refusal to move a dsl cell to another state: call Revert first.
@@ -368,13 +370,16 @@ type Registry struct {
 	// file is the file this registry was read from (or will be created as) and the sha256 of its
 	// content then ("" when it did not exist).
 	file atomicfile.Binding
+	// anchored: the registry was read from a file whose head hash anchors its history (format 2),
+	// or was made here.
+	anchored bool
 	// Now returns the time recorded in history entries (time.Now when nil); for tests.
 	Now func() time.Time
 }
 
 // New returns an empty registry with the default threshold.
 func New() *Registry {
-	r := &Registry{threshold: DefaultThreshold, cells: map[Key]Cell{}}
+	r := &Registry{threshold: DefaultThreshold, cells: map[Key]Cell{}, anchored: true}
 	r.publish()
 	return r
 }
@@ -462,7 +467,7 @@ func (r *Registry) SetThreshold(t float64, reason string) error {
 			return fmt.Errorf("registry: threshold %g: dsl cell %s has no evidence passing it; Revert it first", t, k)
 		}
 	}
-	r.appendEntry(Entry{Action: "threshold", Reason: fmt.Sprintf("%g -> %g: %s", r.threshold, t, reason)})
+	r.appendEntry(Entry{Action: "threshold", Threshold: t, Reason: fmt.Sprintf("%g -> %g: %s", r.threshold, t, reason)})
 	r.threshold = t
 	return nil
 }

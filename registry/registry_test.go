@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -246,7 +247,7 @@ func TestRoundTripStable(t *testing.T) {
 	if string(b) != string(b2) {
 		t.Fatalf("round trip differs:\n%s\n---\n%s", b, b2)
 	}
-	if !strings.HasPrefix(string(b), "{\n  \"format\": \"onesource-registry\",\n  \"version\": 1,") {
+	if !strings.HasPrefix(string(b), "{\n  \"format\": \"onesource-registry\",\n  \"version\": 2,") {
 		t.Fatalf("header: %.80s", b)
 	}
 	if c := r2.Select("matvec", "q4_K", "vulkan"); c.Impl != Twin || c.State != DSL {
@@ -267,7 +268,7 @@ func TestLoadErrors(t *testing.T) {
 		{"foreign", `{"format": "something-else", "version": 1}`, "not a onesource registry"},
 		{"foreign no header", `{"cells": []}`, "not a onesource registry"},
 		{"foreign array", `[1, 2]`, "corrupt registry"},
-		{"newer", strings.Replace(g, `"version": 1,`, `"version": 2,`, 1), "newer"},
+		{"newer", strings.Replace(g, `"version": 2,`, `"version": 3,`, 1), "newer"},
 		{"hand-edited flip", strings.Replace(g, `"state": "declined"`, `"state": "dsl"`, 1), "matvec/q4_K/vulkan): state dsl without evidence"},
 		{"hand-edited flip with ratio", strings.Replace(strings.Replace(g, `"state": "declined"`, `"state": "dsl"`, 1), `"median": 0.9`, `"median": 0.99`, 1), "ratio spread is inconsistent"},
 		{"unknown state", strings.Replace(g, `"state": "declined"`, `"state": "great"`, 1), "unknown state"},
@@ -538,4 +539,138 @@ func TestSelectOn(t *testing.T) {
 	if ch := r2.SelectOn("nope", "f32", "vulkan", "B", "drv"); ch.State != Missing || ch.Impl != None {
 		t.Errorf("unknown cell: %+v", ch)
 	}
+}
+
+// TestLoadRefusesEdits: hand edits that would make Select serve what the evidence does not
+// allow, or that hide part of the history, are refused by Load: a declined cell edited to
+// fallback, a lowered threshold beside a dsl state, fallback beside evidence that the twin is not
+// bit-exact, a dropped or edited last history entry. A format-1 file (no head hash) still loads,
+// and Verify says it is not anchored.
+func TestLoadRefusesEdits(t *testing.T) {
+	r := newReg(t)
+	kd := Key{"softmax", "f32", "vulkan"}
+	kf := Key{"add", "f32", "metal"}
+	must(t, r.Register(k1, "sha256:hand", "ggml"))
+	must(t, r.Apply(GateResult{Key: k1, Evidence: ev("gpu0", true, 0.5), Verdict: Decline}))
+	must(t, r.Register(kd, "sha256:hand", "ggml"))
+	must(t, r.Apply(GateResult{Key: kd, Evidence: ev("gpu0", true, 1.2), Verdict: Flip}))
+	must(t, r.Apply(GateResult{Key: kf, Evidence: ev("m2", true, -1), Verdict: Flip}))
+	must(t, r.Apply(GateResult{Key: Key{"rope", "f32", "vulkan"}, Evidence: ev("gpu0", false, -1), Verdict: Fail}))
+	good, err := r.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("good", good); err != nil {
+		t.Fatalf("the untouched file: %v", err)
+	}
+	if msg, err := r.Verify(); err != nil || !strings.Contains(msg, "anchored at") {
+		t.Fatalf("Verify: %q, %v", msg, err)
+	}
+	g := string(good)
+	// The declined cell's state is the first "declined" in the file's cells.
+	stateOf := func(s, key, from, to string) string {
+		i := strings.Index(s, `"op": "`+key+`"`)
+		j := strings.Index(s[i:], `"state": "`+from+`"`)
+		return s[:i+j] + `"state": "` + to + `"` + s[i+j+len(`"state": "`+from+`"`):]
+	}
+	var doc map[string]any
+	json.Unmarshal(good, &doc)
+	hist := doc["history"].([]any)
+	dropLast := func() string {
+		d := map[string]any{}
+		for k, v := range doc {
+			d[k] = v
+		}
+		d["history"] = hist[:len(hist)-1]
+		b, _ := json.MarshalIndent(d, "", "  ")
+		return string(b)
+	}
+	editLast := func() string {
+		d := map[string]any{}
+		for k, v := range doc {
+			d[k] = v
+		}
+		h := append([]any(nil), hist...)
+		last := map[string]any{}
+		for k, v := range h[len(h)-1].(map[string]any) {
+			last[k] = v
+		}
+		last["reason"] = "nothing to see here"
+		h[len(h)-1] = last
+		d["history"] = h
+		b, _ := json.MarshalIndent(d, "", "  ")
+		return string(b)
+	}
+	cases := []struct {
+		name, text, want string
+	}{
+		{"declined to fallback", stateOf(g, "matvec", "declined", "fallback"), "is fallback, but its history leaves it declined"},
+		{"lowered threshold", strings.Replace(g, `"threshold": 0.97`, `"threshold": 0.5`, 1), "threshold 0.5 is not the 0.97 the history sets"},
+		{"dropped last entry", dropLast(), "truncated or its last entry edited"},
+		{"edited last entry", editLast(), "truncated or its last entry edited"},
+	}
+	// The declined cell's evidence edited (in the cell, not in its history) to pass.
+	m := strings.Index(g, `"op": "matvec"`)
+	i := m + strings.Index(g[m:], `"ratio": {`)
+	j := i + strings.Index(g[i:], "}")
+	edited := g[:i] + `"ratio": {"median": 1.5, "min": 1.4, "max": 1.6, "pairs": 3` + g[j:]
+	cases = append(cases, struct{ name, text, want string }{"evidence edited", edited, "but its evidence says"})
+	cases = append(cases, struct{ name, text, want string }{"fallback beside inexact evidence", stateOf(g, "rope", "failing", "fallback"), "is fallback, but its history leaves it failing"})
+	for _, c := range cases {
+		_, err := Parse(c.name, []byte(c.text))
+		if err == nil || (c.want != "" && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+	// A format-1 file: no head; still loads, and Verify says it is not anchored.
+	v1 := strings.Replace(g, `"version": 2,`, `"version": 1,`, 1)
+	r1, err := Parse("v1", []byte(v1))
+	if err != nil {
+		t.Fatalf("a format-1 file: %v", err)
+	}
+	if msg, err := r1.Verify(); err != nil || !strings.Contains(msg, "NOT anchored") {
+		t.Errorf("Verify of a format-1 file: %q, %v", msg, err)
+	}
+}
+
+// FuzzParse: Parse never panics, and whatever it accepts is consistent: Select agrees with each
+// cell's state, a dsl cell has evidence that passes the gate, and the registry verifies and
+// round-trips.
+func FuzzParse(f *testing.F) {
+	r := New()
+	r.Now = func() time.Time { return t0 }
+	r.Register(k1, "sha256:hand", "ggml")
+	r.Apply(GateResult{Key: k1, Evidence: ev("gpu0", true, 1.2), Verdict: Flip})
+	r.Apply(GateResult{Key: Key{"add", "f32", "metal"}, Evidence: ev("m2", true, -1), Verdict: Flip})
+	good, _ := r.Marshal()
+	f.Add(good)
+	f.Add([]byte(`{"format": "onesource-registry", "version": 1, "threshold": 0.97, "cells": [], "history": []}`))
+	f.Add([]byte(`{"format": "onesource-registry", "version": 2, "threshold": 0.5, "cells": [{"op": "a", "type": "f32", "backend": "vulkan", "state": "dsl"}], "history": [], "head": ""}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := Parse("fuzz", b)
+		if err != nil {
+			return
+		}
+		if _, err := r.Verify(); err != nil {
+			t.Fatalf("parsed but does not verify: %v", err)
+		}
+		for _, c := range r.Cells() {
+			ch := r.Select(c.Op, c.Type, c.Backend)
+			if ch.State != c.State {
+				t.Fatalf("%s: Select says %s, the cell %s", c.Key, ch.State, c.State)
+			}
+			if c.State == DSL {
+				if _, ok := c.passing(r.Threshold()); !ok {
+					t.Fatalf("%s: dsl without passing evidence", c.Key)
+				}
+			}
+		}
+		out, err := r.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse("again", out); err != nil {
+			t.Fatalf("a parsed registry does not parse again: %v", err)
+		}
+	})
 }

@@ -59,8 +59,9 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	path := fs.String("registry", cellsDefaultRegistry, "registry file")
 	htmlOut := fs.String("html", "", "also write an offline HTML report to this file")
+	verify := fs.Bool("verify", false, "check the history (chain, anchor) and the cells against it and their evidence, and say so")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource cells [-registry FILE] [-html OUT]")
+		fmt.Fprintln(stderr, "usage: onesource cells [-registry FILE] [-html OUT] [-verify]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -74,6 +75,15 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "onesource cells:", err)
 		return 1
+	}
+	if *verify {
+		msg, err := r.Verify()
+		if err != nil {
+			fmt.Fprintln(stderr, "onesource cells: verify:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", *path, msg)
+		return 0
 	}
 	rows := cellRows(r)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

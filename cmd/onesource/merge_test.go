@@ -124,3 +124,25 @@ func TestMerge(t *testing.T) {
 		t.Errorf("merge without -o: exit %d", rc)
 	}
 }
+
+// TestCellsVerify: `onesource cells -verify` says the history is chained, anchored and matches
+// the cells; a file whose history lost its last entry does not load.
+func TestCellsVerify(t *testing.T) {
+	dir := t.TempDir()
+	p := gatedOn(t, dir, "gpuA", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), map[string]float64{"rms_norm": 1.3})
+	var out, errb bytes.Buffer
+	if rc := runMain([]string{"cells", "-registry", p, "-verify"}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "chained, anchored at") {
+		t.Fatalf("verify: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	b, _ := os.ReadFile(p)
+	s := string(b)
+	// Drop the last history entry (keeping the JSON valid): the head no longer matches.
+	i := strings.LastIndex(s, "    {\n      \"seq\"")
+	j := strings.LastIndex(s, "  ],\n  \"head\"")
+	cut := strings.TrimRight(s[:i], ",\n ") + "\n" + s[j:]
+	os.WriteFile(p, []byte(cut), 0o644)
+	errb.Reset()
+	if rc := runMain([]string{"cells", "-registry", p, "-verify"}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "truncated") {
+		t.Errorf("a truncated history: exit %d, %s", rc, errb.String())
+	}
+}
