@@ -47,6 +47,9 @@ type Canon struct {
 // invocations (T a power of two dividing w) in the given layout. A width the workgroup does not
 // divide is an error naming the caller's line.
 func (k *Kernel) Canon(w int, layout Layout) Canon {
+	if k == nil {
+		return Canon{}
+	}
 	p := callerPos()
 	t := k.Lanes()
 	c := Canon{k: k, w: w, t: t, layout: layout}

@@ -10,6 +10,9 @@ type Else struct {
 
 // If runs then when cond (a bool) is true.
 func (k *Kernel) If(cond Value, then func()) Else {
+	if k == nil {
+		return Else{}
+	}
 	p := callerPos()
 	if cond.k != k || cond.Type() != Bool {
 		k.errorf(p, "If: condition is %s, want bool", cond.Type())
@@ -47,6 +50,9 @@ func (e Else) ElseIf(cond Value, f func()) Else {
 
 // Loop runs body until it calls Break (or Return).
 func (k *Kernel) Loop(body func()) {
+	if k == nil {
+		return
+	}
 	k.loop(callerPos(), body, nil)
 }
 
@@ -63,6 +69,9 @@ func (k *Kernel) loop(p ir.Pos, body, continuing func()) {
 
 // While runs body as long as cond() returns true; cond is evaluated before every iteration.
 func (k *Kernel) While(cond func() Value, body func()) {
+	if k == nil {
+		return
+	}
 	p := callerPos()
 	if cond == nil {
 		k.errorf(p, "While: nil condition")
@@ -85,6 +94,9 @@ func (k *Kernel) While(cond func() Value, body func()) {
 // values or Go integers (the type is start's; a Go integer start is u32 unless another operand is
 // an i32 Value). Continue goes to the increment.
 func (k *Kernel) For(name string, start, end, step any, body func(i Value)) {
+	if k == nil {
+		return
+	}
 	p := callerPos()
 	t := U32
 	for _, x := range []any{start, end, step} {
@@ -120,10 +132,20 @@ func (k *Kernel) For(name string, start, end, step any, body func(i Value)) {
 }
 
 // Break leaves the innermost loop.
-func (k *Kernel) Break() { k.jump(ir.OpBreak) }
+func (k *Kernel) Break() {
+	if k == nil {
+		return
+	}
+	k.jump(ir.OpBreak)
+}
 
 // Continue goes to the next iteration of the innermost loop.
-func (k *Kernel) Continue() { k.jump(ir.OpContinue) }
+func (k *Kernel) Continue() {
+	if k == nil {
+		return
+	}
+	k.jump(ir.OpContinue)
+}
 
 func (k *Kernel) jump(op ir.Op) {
 	p := callerPos()
@@ -137,11 +159,17 @@ func (k *Kernel) jump(op ir.Op) {
 // Return ends this invocation. Invocations that return no longer take part in barriers and
 // reductions: a barrier after a Return under invocation-dependent control is an error.
 func (k *Kernel) Return() {
+	if k == nil {
+		return
+	}
 	k.emit(&ir.Inst{Op: ir.OpReturn, Type: ir.TVoid, Pos: callerPos()})
 }
 
 // Barrier waits until every invocation of the workgroup reaches it and makes their shared and
 // buffer writes visible to each other.
 func (k *Kernel) Barrier() {
+	if k == nil {
+		return
+	}
 	k.emit(&ir.Inst{Op: ir.OpBarrier, Type: ir.TVoid, Pos: callerPos()})
 }

@@ -72,6 +72,7 @@ type Kernel struct {
 	errs        []error
 	sharedLimit int
 	built       bool
+	created     uint64 // kernelSeq when New made it (see orphan.go)
 }
 
 // New starts a kernel called name (an identifier: it becomes the entry point name) with the
@@ -81,6 +82,7 @@ func New(name string, workgroupSize ...int) *Kernel {
 	k := &Kernel{
 		k:           &ir.Kernel{Name: name, Pos: p, WorkgroupSize: [3]uint32{1, 1, 1}, Body: &ir.Block{}},
 		sharedLimit: DefaultSharedLimit,
+		created:     kernelSeq.Add(1),
 	}
 	k.cur = k.k.Body
 	if len(workgroupSize) == 0 || len(workgroupSize) > 3 {
@@ -100,11 +102,19 @@ func New(name string, workgroupSize ...int) *Kernel {
 }
 
 // Name returns the kernel's name.
-func (k *Kernel) Name() string { return k.k.Name }
+func (k *Kernel) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.k.Name
+}
 
 // WorkgroupSize returns the invocations per workgroup along d; a compile-time constant of the
 // kernel, usable as a Go int in the schedule.
 func (k *Kernel) WorkgroupSize(d Dim) int {
+	if k == nil {
+		return 0
+	}
 	if d < 0 || d > 2 {
 		return 1
 	}
@@ -112,16 +122,30 @@ func (k *Kernel) WorkgroupSize(d Dim) int {
 }
 
 // Lanes returns the total invocations per workgroup (the T of the canonical reduction).
-func (k *Kernel) Lanes() int { return k.k.Lanes() }
+func (k *Kernel) Lanes() int {
+	if k == nil {
+		return 0
+	}
+	return k.k.Lanes()
+}
 
 // SetSharedLimit changes the shared-memory budget checked while declaring shared arrays.
-func (k *Kernel) SetSharedLimit(bytes int) { k.sharedLimit = bytes }
+func (k *Kernel) SetSharedLimit(bytes int) {
+	if k == nil {
+		return
+	}
+	k.sharedLimit = bytes
+}
 
 // Build verifies the kernel and returns its IR, or every error found, each naming the Go source
 // line that caused it. Build may be called more than once; it returns a fresh copy each time.
 func (k *Kernel) Build() (*ir.Kernel, error) {
-	if len(k.errs) > 0 {
-		return nil, errors.Join(k.errs...)
+	if k == nil {
+		return nil, fmt.Errorf("dsl: Build of a nil *Kernel (make kernels with dsl.New) at %s", callerPos())
+	}
+	errs := append(append([]error(nil), k.errs...), orphanErrors(k.created)...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	out := k.k.Clone()
 	if err := ir.Verify(out); err != nil {

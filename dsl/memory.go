@@ -17,6 +17,9 @@ type Array struct {
 // Buffer declares a storage buffer of elem elements (binding = declaration order, from 0).
 // Narrow integer elements load as 32-bit values and store wrapped.
 func (k *Kernel) Buffer(name string, elem Type, access Access) Array {
+	if k == nil {
+		return Array{}
+	}
 	p := callerPos()
 	k.k.Buffers = append(k.k.Buffers, &ir.Buffer{Name: name, Elem: elem, Access: access, Pos: p})
 	return Array{k: k, mem: ir.MemBuffer, ref: len(k.k.Buffers) - 1, elem: elem, name: name}
@@ -25,6 +28,9 @@ func (k *Kernel) Buffer(name string, elem Type, access Access) Array {
 // Shared declares a workgroup shared array of n elements. Going over the kernel's shared-memory
 // limit (DefaultSharedLimit unless SetSharedLimit) is an error at this line.
 func (k *Kernel) Shared(name string, elem Type, n int) Array {
+	if k == nil {
+		return Array{}
+	}
 	p := callerPos()
 	k.k.Shared = append(k.k.Shared, &ir.Shared{Name: name, Elem: elem, Len: n, Pos: p})
 	if total := k.k.SharedBytes(); total > k.sharedLimit {
@@ -64,6 +70,7 @@ func (a Array) access() ir.Access {
 func (a Array) Load(i any) Value {
 	p := callerPos()
 	if a.k == nil {
+		misuse(p, zeroArray("Load"), i)
 		return Value{}
 	}
 	idx, ok := a.index("Load", i, p)
@@ -81,6 +88,7 @@ func (a Array) Load(i any) Value {
 func (a Array) Store(i any, v any) {
 	p := callerPos()
 	if a.k == nil {
+		misuse(p, zeroArray("Store"), i, v)
 		return
 	}
 	idx, ok := a.index("Store", i, p)
@@ -105,6 +113,7 @@ func (a Array) Store(i any, v any) {
 func (a Array) atomic(op ir.AtomicOp, i any, vals ...any) Value {
 	p := callerPos()
 	if a.k == nil {
+		misuse(p, zeroArray("Atomic"+opName2(op.String())), append([]any{i}, vals...)...)
 		return Value{}
 	}
 	name := "Atomic" + opName2(op.String())
@@ -158,6 +167,7 @@ func (a Array) AtomicCompareExchange(i, cmp, v any) Value {
 func (a Array) Len() Value {
 	p := callerPos()
 	if a.k == nil {
+		misuse(p, zeroArray("Len"))
 		return Value{}
 	}
 	if a.mem == ir.MemShared {
@@ -170,6 +180,9 @@ func (a Array) Len() Value {
 // Param declares a scalar kernel parameter (f32, i32 or u32; a push constant on Vulkan) and
 // returns its value. Parameters are laid out 4 bytes each in declaration order.
 func (k *Kernel) Param(name string, t Type) Value {
+	if k == nil {
+		return Value{}
+	}
 	p := callerPos()
 	k.k.Params = append(k.k.Params, &ir.Param{Name: name, Type: t, Pos: p})
 	if t != F32 && t != I32 && t != U32 {
@@ -189,6 +202,9 @@ type Var struct {
 // Var declares a variable initialised to init; its type is init's type (a Go number makes an f32
 // for floats, an i32 for ints: pass a Value to choose).
 func (k *Kernel) Var(name string, init any) Var {
+	if k == nil {
+		return Var{}
+	}
 	p := callerPos()
 	var t Type
 	switch x := init.(type) {
@@ -247,25 +263,65 @@ func (k *Kernel) builtin(b ir.Builtin, d Dim) Value {
 }
 
 // GlobalID returns the invocation's global id along d.
-func (k *Kernel) GlobalID(d Dim) Value { return k.builtin(ir.GlobalID, d) }
+func (k *Kernel) GlobalID(d Dim) Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.builtin(ir.GlobalID, d)
+}
 
 // LocalID returns the invocation's id within its workgroup along d.
-func (k *Kernel) LocalID(d Dim) Value { return k.builtin(ir.LocalID, d) }
+func (k *Kernel) LocalID(d Dim) Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.builtin(ir.LocalID, d)
+}
 
 // WorkgroupID returns the workgroup's id along d.
-func (k *Kernel) WorkgroupID(d Dim) Value { return k.builtin(ir.WorkgroupID, d) }
+func (k *Kernel) WorkgroupID(d Dim) Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.builtin(ir.WorkgroupID, d)
+}
 
 // NumWorkgroups returns the dispatch size in workgroups along d.
-func (k *Kernel) NumWorkgroups(d Dim) Value { return k.builtin(ir.NumWorkgroups, d) }
+func (k *Kernel) NumWorkgroups(d Dim) Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.builtin(ir.NumWorkgroups, d)
+}
 
 // LocalIndex returns the flattened id within the workgroup (x fastest).
-func (k *Kernel) LocalIndex() Value { return k.builtin(ir.LocalIndex, 0) }
+func (k *Kernel) LocalIndex() Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.builtin(ir.LocalIndex, 0)
+}
 
 // SubgroupSize returns the device's subgroup (warp, wave, SIMD-group) size.
-func (k *Kernel) SubgroupSize() Value { return k.builtin(ir.SubgroupSize, 0) }
+func (k *Kernel) SubgroupSize() Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.builtin(ir.SubgroupSize, 0)
+}
 
 // LaneID returns the invocation's lane within its subgroup.
-func (k *Kernel) LaneID() Value { return k.builtin(ir.SubgroupLane, 0) }
+func (k *Kernel) LaneID() Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.builtin(ir.SubgroupLane, 0)
+}
 
 // SubgroupID returns the subgroup's index within the workgroup.
-func (k *Kernel) SubgroupID() Value { return k.builtin(ir.SubgroupID, 0) }
+func (k *Kernel) SubgroupID() Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.builtin(ir.SubgroupID, 0)
+}

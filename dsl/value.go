@@ -127,6 +127,9 @@ func (k *Kernel) operand(op string, want Type, x any, p ir.Pos) (Value, bool) {
 
 // Const returns the constant x of type t (for example Const(F32, 0.5)).
 func (k *Kernel) Const(t Type, x any) Value {
+	if k == nil {
+		return Value{}
+	}
 	p := callerPos()
 	if !t.IsValue() {
 		k.errorf(p, "Const: %s is not a value type", t)
@@ -141,13 +144,28 @@ func (k *Kernel) Const(t Type, x any) Value {
 }
 
 // F32 returns an f32 constant.
-func (k *Kernel) F32(x float32) Value { return k.Const(F32, x) }
+func (k *Kernel) F32(x float32) Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.Const(F32, x)
+}
 
 // I32 returns an i32 constant.
-func (k *Kernel) I32(x int32) Value { return k.Const(I32, x) }
+func (k *Kernel) I32(x int32) Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.Const(I32, x)
+}
 
 // U32 returns a u32 constant.
-func (k *Kernel) U32(x uint32) Value { return k.Const(U32, x) }
+func (k *Kernel) U32(x uint32) Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.Const(U32, x)
+}
 
 // poison is the value an erroneous operation yields so building can go on and find more errors.
 func (k *Kernel) poison(t Type, p ir.Pos) Value {
@@ -361,6 +379,9 @@ func (v Value) ShuffleXor(mask any) Value {
 
 // Vec builds a vector from 2 to 4 scalars of one type.
 func (k *Kernel) Vec(lanes ...Value) Value {
+	if k == nil {
+		return Value{}
+	}
 	p := callerPos()
 	if len(lanes) < 2 || len(lanes) > 4 {
 		k.errorf(p, "Vec: %d lanes, want 2 to 4", len(lanes))
@@ -380,6 +401,9 @@ func (k *Kernel) Vec(lanes ...Value) Value {
 
 // Select returns a where cond is true and b elsewhere; a and b have one type.
 func (k *Kernel) Select(cond Value, a, b any) Value {
+	if k == nil {
+		return Value{}
+	}
 	p := callerPos()
 	av, ok := a.(Value)
 	if !ok {
@@ -411,6 +435,9 @@ func (k *Kernel) Select(cond Value, a, b any) Value {
 // (byte 0 lowest), as i32, without saturation. Lowered to the device's packed dot instruction
 // where it has one, to unpack and multiply-add elsewhere.
 func (k *Kernel) DotI8x4(a, b Value) Value {
+	if k == nil {
+		return Value{}
+	}
 	p := callerPos()
 	if a.k != k || b.k != k || a.Type() != U32 || b.Type() != U32 {
 		k.errorf(p, "DotI8x4: needs two u32 values of packed i8x4, got %s and %s", a.Type(), b.Type())
@@ -424,10 +451,20 @@ func (k *Kernel) DotI8x4(a, b Value) Value {
 // xor-butterfly, strides 1, 2, 4, ... (lowest first), so the result does not depend on the
 // device's subgroup size. It does depend on T: for a result that no schedule changes, reduce
 // with a Canon of a fixed width (Kernel.Canon). Every invocation must reach it.
-func (k *Kernel) ReduceSum(v Value) Value { return k.reduce(ir.ReduceSum, v) }
+func (k *Kernel) ReduceSum(v Value) Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.reduce(ir.ReduceSum, v)
+}
 
 // ReduceMax is ReduceSum with max (floats: a > b ? a : b, lower lane's value as a).
-func (k *Kernel) ReduceMax(v Value) Value { return k.reduce(ir.ReduceMax, v) }
+func (k *Kernel) ReduceMax(v Value) Value {
+	if k == nil {
+		return Value{}
+	}
+	return k.reduce(ir.ReduceMax, v)
+}
 
 func (k *Kernel) reduce(op ir.ReduceOp, v Value) Value {
 	p := callerPos()
