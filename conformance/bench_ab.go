@@ -120,6 +120,8 @@ type ABResult struct {
 	// (informative: an incumbent is judged for speed only).
 	IncumbentExact  bool    `json:"incumbent_exact"`
 	IncumbentMaxULP float64 `json:"incumbent_max_ulp"`
+	// IncumbentErr is the incumbent's normwise error against the oracle, ||got-want||/||want||.
+	IncumbentErr float64 `json:"incumbent_err"`
 	Seconds         float64 `json:"seconds"`
 }
 
@@ -140,17 +142,33 @@ func (x *prepared) bench(d *vulkan.Device, o ABOptions) (vulkan.BenchResult, err
 // check restores the initial bytes of x's outputs (the other side may have written them), runs x
 // once and compares its outputs with want; it returns exactness and max ULP.
 func (x *prepared) check(d *vulkan.Device, w *Workload, want map[string][]byte) (bool, float64, error) {
+	c, err := x.compare(d, w, want)
+	return c.exact, c.ulp, err
+}
+
+// outputCheck is how a kernel's outputs compare with the oracle's: exact, the largest ULP
+// distance, and the normwise error ||got - want|| / ||want|| over the f32 outputs (NaN where the
+// oracle has a finite value counts as an infinite error).
+type outputCheck struct {
+	exact   bool
+	ulp     float64
+	normErr float64
+}
+
+// compare runs x once on fresh copies of its outputs' initial bytes and compares them with want.
+func (x *prepared) compare(d *vulkan.Device, w *Workload, want map[string][]byte) (outputCheck, error) {
 	for name, buf := range x.outs {
 		if op, ok := w.operand(name); ok {
 			if err := buf.Write(0, op.Data); err != nil {
-				return false, 0, err
+				return outputCheck{}, err
 			}
 		}
 	}
 	if err := d.Run(x.p, x.bufs, x.push, x.groups); err != nil {
-		return false, 0, err
+		return outputCheck{}, err
 	}
-	exact, ulp := true, 0.0
+	c := outputCheck{exact: true}
+	var diff2, norm2 float64
 	for name, buf := range x.outs {
 		wb, ok := want[name]
 		if !ok {
@@ -158,16 +176,39 @@ func (x *prepared) check(d *vulkan.Device, w *Workload, want map[string][]byte) 
 		}
 		got := make([]byte, len(wb))
 		if err := buf.Read(0, got); err != nil {
-			return false, 0, err
+			return outputCheck{}, err
 		}
 		op, _ := w.operand(name)
 		df := Compare(got, wb, op.Elem)
 		if !df.Exact {
-			exact = false
-			ulp = math.Max(ulp, df.ULP)
+			c.exact = false
+			c.ulp = math.Max(c.ulp, df.ULP)
+		}
+		if op.Elem == "f32" {
+			for i := 0; i+4 <= len(wb); i += 4 {
+				g, v := float64(math.Float32frombits(le32(got[i:]))), float64(math.Float32frombits(le32(wb[i:])))
+				switch {
+				case math.IsNaN(v) || math.IsInf(v, 0):
+					continue // the oracle's specials are judged by Compare
+				case math.IsNaN(g) || math.IsInf(g, 0):
+					diff2 = math.Inf(1)
+				default:
+					diff2 += (g - v) * (g - v)
+				}
+				norm2 += v * v
+			}
+		} else if !df.Exact {
+			diff2 = math.Inf(1)
 		}
 	}
-	return exact, ulp, nil
+	switch {
+	case diff2 == 0:
+	case norm2 == 0:
+		c.normErr = math.Inf(1)
+	default:
+		c.normErr = math.Sqrt(diff2 / norm2)
+	}
+	return c, nil
 }
 
 // bufferSet creates the operand buffers once; both sides bind the same buffers.
@@ -316,9 +357,11 @@ func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*
 		if r.TwinExact, _, err = twin.check(d, w, want); err != nil {
 			return nil, fmt.Errorf("twin: %w", err)
 		}
-		if r.IncumbentExact, r.IncumbentMaxULP, err = inc.check(d, w, want); err != nil {
+		ic, err := inc.compare(d, w, want)
+		if err != nil {
 			return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
 		}
+		r.IncumbentExact, r.IncumbentMaxULP, r.IncumbentErr = ic.exact, clampULP(ic.ulp), clampULP(ic.normErr)
 	}
 
 	cpu0, wall0 := cpuTime(), time.Now()
@@ -480,6 +523,6 @@ func WriteAB(r *ABResult) string {
 		r.TwinGBs, r.TwinRoof, r.IncumbentGBs, r.IncumbentRoof, r.CoresUsed)
 	fmt.Fprintf(&b, "  roofline (vkCmdCopyBuffer, read + written = 2*size per copy) %.2f GB/s  DSL copy kernel %.2f GB/s\n",
 		r.RooflineGBs, r.KernelCopyGBs)
-	fmt.Fprintf(&b, "  twin bit-exact at this shape: %v; incumbent vs oracle: exact %v, max ULP %g", r.TwinExact, r.IncumbentExact, r.IncumbentMaxULP)
+	fmt.Fprintf(&b, "  twin bit-exact at this shape: %v; incumbent vs oracle: exact %v, max ULP %g, normwise error %.3g", r.TwinExact, r.IncumbentExact, r.IncumbentMaxULP, r.IncumbentErr)
 	return b.String()
 }

@@ -47,6 +47,9 @@ type GateOptions struct {
 	// Tuning, when set, gives each cell the schedule tuned for this device and this version of
 	// its twin (TunedSchedule); cells it does not hold run at their default.
 	Tuning *tuning.Cache
+	// IncumbentTolerance is the normwise error against the oracle beyond which an incumbent is
+	// wrong (0: DefaultIncumbentTolerance).
+	IncumbentTolerance float64
 }
 
 // GateRow is the gate's outcome for one cell.
@@ -170,8 +173,23 @@ func gateCell(v *Vulkan, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, s
 	ev.IncumbentHash = "sha256:" + r.IncumbentHash
 	ev.TwinGBps, ev.IncumbentGBps, ev.RooflineGBps = r.TwinGBs, r.IncumbentGBs, r.RooflineGBs
 	ev.Ratio = registry.Spread{Median: r.Ratio.Median, Min: r.Ratio.Min, Max: r.Ratio.Max, Pairs: len(r.Ratios)}
+	// The incumbent is judged by the oracle too: one that computes something else (zeros, the
+	// wrong buffers) cannot decline a correct twin.
+	ev.IncumbentErr, ev.IncumbentMaxULP = r.IncumbentErr, r.IncumbentMaxULP
+	tol := o.IncumbentTolerance
+	if tol == 0 {
+		tol = DefaultIncumbentTolerance
+	}
+	ev.IncumbentWrong = r.IncumbentErr > tol
 	return row
 }
+
+// DefaultIncumbentTolerance is the largest normwise error against the oracle,
+// ||incumbent - oracle|| / ||oracle||, at which an incumbent still counts as computing the op (a
+// hand-written kernel need not be bit-exact: other summation orders, fused multiply-adds,
+// faster math differ by far less); beyond it the incumbent is wrong and a bit-exact twin flips on
+// correctness.
+const DefaultIncumbentTolerance = 1e-2
 
 // apply registers the incumbent and applies the row's evidence to reg, filling Verdict, State
 // and Reason.
@@ -232,14 +250,22 @@ func join(a, b string) string {
 // the reasons.
 func WriteScoreboard(w io.Writer, rows []GateRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "cell\toracle\ttwin GB/s\thand GB/s\tratio (median [min, max] IQR)\troofline %\tcores\tverdict\tstate")
+	fmt.Fprintln(tw, "cell\toracle\thand vs oracle\ttwin GB/s\thand GB/s\tratio (median [min, max] IQR)\troofline %\tcores\tverdict\tstate")
 	for _, r := range rows {
 		oracleCol := r.Judge.Levels
 		if !r.Judge.BitExact {
 			oracleCol += " FAIL"
 		}
-		twin, hand, ratio, roof, cores := "-", "-", "-", "-", "-"
+		twin, hand, ratio, roof, cores, handOK := "-", "-", "-", "-", "-", "-"
 		if a := r.AB; a != nil {
+			switch {
+			case a.IncumbentExact:
+				handOK = "exact"
+			case r.Evidence.IncumbentWrong:
+				handOK = fmt.Sprintf("WRONG err %.3g", a.IncumbentErr)
+			default:
+				handOK = fmt.Sprintf("err %.2g, %g ULP", a.IncumbentErr, a.IncumbentMaxULP)
+			}
 			twin, hand = fmt.Sprintf("%.2f", a.TwinGBs), fmt.Sprintf("%.2f", a.IncumbentGBs)
 			ratio = fmt.Sprintf("%.3f [%.3f, %.3f] %.3f", a.Ratio.Median, a.Ratio.Min, a.Ratio.Max, a.Ratio.IQR)
 			if a.RooflineGBs > 0 {
@@ -249,7 +275,7 @@ func WriteScoreboard(w io.Writer, rows []GateRow) {
 				cores = fmt.Sprintf("%.2f", a.CoresUsed)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Key, oracleCol, twin, hand, ratio, roof, cores, r.Verdict, r.State)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Key, oracleCol, handOK, twin, hand, ratio, roof, cores, r.Verdict, r.State)
 	}
 	tw.Flush()
 	for _, r := range rows {

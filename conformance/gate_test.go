@@ -3,12 +3,15 @@ package conformance_test
 import (
 	"bytes"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/internal/vktest"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/registry"
@@ -167,5 +170,78 @@ func BenchmarkABRepeatable(b *testing.B) {
 		b.ReportMetric(rs[0].Ratio.Median, "ratio-run1")
 		b.ReportMetric(rs[1].Ratio.Median, "ratio-run2")
 		b.ReportMetric(100*diff, "diff-%")
+	}
+}
+
+// brokenAddManifest writes a manifest whose add incumbent is fast but wrong: with zeros it
+// writes nothing but zeros; with swapped it adds a to itself (bound to the wrong buffers).
+func brokenAddManifest(t *testing.T, kind string) *incumbent.Manifest {
+	t.Helper()
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Skip("glslc is not installed")
+	}
+	dir := t.TempDir()
+	body := "y[i] = 0.0;"
+	// glslc -O drops a and b, which the code never reads.
+	bindings := `[{"binding": 0, "operand": "a", "readonly": true, "unused": true}, {"binding": 1, "operand": "b", "readonly": true, "unused": true}, {"binding": 2, "operand": "y"}]`
+	if kind == "swapped" {
+		body = "y[i] = a[i] + b[i];"
+		bindings = `[{"binding": 0, "operand": "a", "readonly": true}, {"binding": 1, "operand": "a", "readonly": true}, {"binding": 2, "operand": "y"}]`
+	}
+	src := `#version 450
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) readonly buffer B { float b[]; };
+layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) { ` + body + ` } }
+`
+	os.WriteFile(filepath.Join(dir, "add.comp"), []byte(src), 0o644)
+	man := `{"version": 1, "incumbents": [{"name": "broken_add", "op": "add", "type": "f32", "backend": "vulkan",
+	  "source": {"glsl": "add.comp"}, "bindings": ` + bindings + `,
+	  "push_constants": [{"name": "n", "type": "u32", "value": "rows*n"}],
+	  "workgroup_size": [256, 1, 1], "grid": ["cdiv(rows*n, 256)", 1, 1]}]}`
+	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(man), 0o644)
+	m, err := incumbent.Load(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestGateWrongIncumbent: an incumbent that writes zeros, or is bound to the wrong buffers, is
+// checked against the oracle too: the slowed (still bit-exact) twin is not declined against it
+// but flips on correctness, and the evidence and the scoreboard say why.
+func TestGateWrongIncumbent(t *testing.T) {
+	v := vulkanTarget(t)
+	for _, kind := range []string{"zeros", "swapped"} {
+		m := brokenAddManifest(t, kind)
+		reg := registry.New()
+		o := conformance.GateOptions{
+			Filter: conformance.Filter{Ops: []string{"add"}, Types: []string{"f32"}},
+			AB:     smallAB,
+			Build: func(c kernels.Cell) func(kernels.Schedule) *dsl.Kernel {
+				return slowAdd // slower than any incumbent: only correctness can flip it
+			},
+		}
+		rows, err := conformance.Gate(v, m, reg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		conformance.WriteScoreboard(&out, rows)
+		r := rows[0]
+		if r.Err != "" {
+			t.Fatalf("%s: %s", kind, r.Err)
+		}
+		if r.Verdict != registry.Flip || r.State != registry.DSL || !strings.Contains(r.Reason, "incumbent is wrong") {
+			t.Errorf("%s: verdict %s, state %s (%s); want a flip on correctness", kind, r.Verdict, r.State, r.Reason)
+		}
+		if !r.Evidence.IncumbentWrong || r.Evidence.IncumbentErr < 0.1 {
+			t.Errorf("%s: evidence %+v", kind, r.Evidence)
+		}
+		if !strings.Contains(out.String(), "WRONG") {
+			t.Errorf("%s: the scoreboard does not say the incumbent is wrong:\n%s", kind, out.String())
+		}
 	}
 }

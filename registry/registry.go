@@ -141,10 +141,18 @@ type Evidence struct {
 	// Ratio is twin/incumbent over the interleaved pairs.
 	Ratio Spread `json:"ratio"`
 	// Threshold is the threshold the gate used; informational (the registry's own threshold decides).
-	Threshold     float64   `json:"threshold,omitempty"`
-	TwinHash      string    `json:"twin_hash"`
-	IncumbentHash string    `json:"incumbent_hash,omitempty"`
-	Date          time.Time `json:"date"`
+	Threshold float64 `json:"threshold,omitempty"`
+	// IncumbentErr is the incumbent's output against the oracle's at the benchmark shape: the
+	// norm of the difference over the norm of the oracle's output (0 when exact), and
+	// IncumbentMaxULP its largest distance in ULP. IncumbentWrong says the error is beyond the
+	// gate's tolerance: the incumbent computes something else (zeros, the wrong buffers), and a
+	// bit-exact twin flips on correctness, whatever the speeds.
+	IncumbentErr    float64   `json:"incumbent_err,omitempty"`
+	IncumbentMaxULP float64   `json:"incumbent_max_ulp,omitempty"`
+	IncumbentWrong  bool      `json:"incumbent_wrong,omitempty"`
+	TwinHash        string    `json:"twin_hash"`
+	IncumbentHash   string    `json:"incumbent_hash,omitempty"`
+	Date            time.Time `json:"date"`
 }
 
 // EvidenceKey identifies the machine an Evidence came from: evidence for a cell is kept per
@@ -177,10 +185,12 @@ func (e Evidence) check() error {
 		return errors.New("evidence has no twin hash")
 	case e.Date.IsZero():
 		return errors.New("evidence has no date")
-	case !finite(e.MaxULP, e.TwinGBps, e.IncumbentGBps, e.RooflineGBps, e.Ratio.Median, e.Ratio.Min, e.Ratio.Max, e.Threshold):
+	case !finite(e.MaxULP, e.TwinGBps, e.IncumbentGBps, e.RooflineGBps, e.Ratio.Median, e.Ratio.Min, e.Ratio.Max, e.Threshold, e.IncumbentErr, e.IncumbentMaxULP):
 		return errors.New("evidence has a NaN or infinite number (clamp max_ulp before recording)")
-	case e.MaxULP < 0 || e.TwinGBps < 0 || e.IncumbentGBps < 0 || e.RooflineGBps < 0 || e.Ratio.Pairs < 0:
+	case e.MaxULP < 0 || e.TwinGBps < 0 || e.IncumbentGBps < 0 || e.RooflineGBps < 0 || e.Ratio.Pairs < 0 || e.IncumbentErr < 0 || e.IncumbentMaxULP < 0:
 		return errors.New("evidence has a negative measurement")
+	case e.IncumbentWrong && !e.HasIncumbent():
+		return errors.New("evidence says the incumbent is wrong but measured no incumbent")
 	}
 	if e.HasIncumbent() && e.BitExact {
 		switch {
@@ -217,6 +227,8 @@ func Judge(e Evidence, threshold float64) (Verdict, string) {
 		return Fail, fmt.Sprintf("not bit-exact on %s (max %g ULP)", e.Device, e.MaxULP)
 	case !e.HasIncumbent():
 		return Flip, fmt.Sprintf("bit-exact on %s, no incumbent: serves by coverage", e.Device)
+	case e.IncumbentWrong:
+		return Flip, fmt.Sprintf("bit-exact on %s; the incumbent is wrong (error %.3g against the oracle, %g ULP): flipped on correctness", e.Device, e.IncumbentErr, e.IncumbentMaxULP)
 	case e.Ratio.Median >= threshold:
 		return Flip, fmt.Sprintf("bit-exact on %s, median ratio %.3f >= %.3f over %d pairs", e.Device, e.Ratio.Median, threshold, e.Ratio.Pairs)
 	}
