@@ -122,7 +122,7 @@ type ABResult struct {
 	IncumbentMaxULP float64 `json:"incumbent_max_ulp"`
 	// IncumbentErr is the incumbent's normwise error against the oracle, ||got-want||/||want||.
 	IncumbentErr float64 `json:"incumbent_err"`
-	Seconds         float64 `json:"seconds"`
+	Seconds      float64 `json:"seconds"`
 }
 
 // prepared is one side of the A/B: a pipeline with its buffers and push constants.
