@@ -55,3 +55,23 @@ func OtherLoad(interval time.Duration) (cores float64, ok bool) {
 	other := (b1 - b0) - (c1 - c0).Seconds()
 	return max(other, 0) / wall, true
 }
+
+// memAvailable returns the memory the kernel says new allocations can use without swapping
+// (MemAvailable in /proc/meminfo), in bytes.
+func memAvailable() (uint64, bool) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if v, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+					return v * 1024, true
+				}
+			}
+		}
+	}
+	return 0, false
+}

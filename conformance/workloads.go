@@ -642,8 +642,23 @@ func sizes(sh map[string]float64, names ...string) ([]int, int, error) {
 			return nil, 0, fmt.Errorf("%s: more than %d values in one operand", strings.Join(names, " x "), maxValues)
 		}
 	}
+	// A workload holds a few operands of this size and the oracle's copies: refuse one that
+	// cannot fit in the memory the machine has free, before allocating any of it.
+	if avail, ok := availableMemory(); ok {
+		if need := uint64(total) * workloadBytesPerValue; need > avail {
+			return nil, 0, fmt.Errorf("%s = %d values: the workload needs about %.1f GiB; this machine has %.1f GiB available", strings.Join(names, " x "), total, float64(need)/(1<<30), float64(avail)/(1<<30))
+		}
+	}
 	return out, total, nil
 }
+
+// workloadBytesPerValue estimates a workload's host memory per value of its largest operand:
+// the operands (inputs and outputs, 4 bytes a value, and their device copies) and the oracle's
+// results.
+const workloadBytesPerValue = 32
+
+// availableMemory is memAvailable; tests replace it.
+var availableMemory = memAvailable
 
 // groupsOK checks a dispatch's workgroup count along one axis.
 func groupsOK(g int, what string) error {

@@ -387,3 +387,17 @@ func TestABCallerWorkload(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadTooLarge: a shape whose workload cannot fit in the memory this machine has free
+// is refused with the sizes, before anything is allocated (it died with "out of memory").
+func TestWorkloadTooLarge(t *testing.T) {
+	restore := conformance.SetAvailableMemory(64 << 20)
+	defer restore()
+	_, err := conformance.NewWorkload("matvec", "f32", map[string]float64{"rows": 16384, "n": 4096}, kernels.Schedule{Lanes: 64})
+	if err == nil || !strings.Contains(err.Error(), "GiB available") || !strings.Contains(err.Error(), "rows x n = 67108864 values") {
+		t.Fatalf("a 256 MiB matvec with 64 MiB free: %v", err)
+	}
+	if _, err := conformance.NewWorkload("matvec", "f32", map[string]float64{"rows": 64, "n": 256}, kernels.Schedule{Lanes: 64}); err != nil {
+		t.Fatalf("a small workload: %v", err)
+	}
+}
