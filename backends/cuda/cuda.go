@@ -16,6 +16,16 @@
 // CompileClang and CompileNVCC run clang (-x cuda --cuda-device-only -nocudainc -nocudalib)
 // and nvcc to PTX for an architecture (Archs: sm_80 and sm_90); a missing compiler gives an error
 // wrapping cfamily.ErrNoTool.
+//
+// The runtime (runtime*.go) runs the text on an NVIDIA GPU through the driver API and NVRTC,
+// loaded at run time without cgo (LibraryEnv, NVRTCLibraryEnv): Available, Devices and Open; a
+// Device compiles (Compile, CompileNVRTC) or loads (Load) a Kernel, allocates Buffers, and
+// launches synchronously (Launch), in a timed loop (Bench), or as a Stream of launches on Views
+// (a buffer's address plus an offset) enqueued back to back on one CUDA stream and waited for
+// once; Stats counts submissions, waits, launches and host copies. The device half (Buffer,
+// View, Stats, the launch checks, Launch, Bench, Stream) is shared with package hip through
+// internal/gpudrv; this package supplies the driver calls, DeviceInfo and NVRTC. An error that
+// says the runtime cannot be used here wraps ErrUnavailable.
 package cuda
 
 import (

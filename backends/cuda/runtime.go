@@ -1,13 +1,12 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
-	"github.com/onesource-go/onesource/internal/dynlib"
-	"runtime"
 	"strings"
-	"sync"
 	"unsafe"
+
+	"github.com/onesource-go/onesource/internal/dynlib"
+	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
 // DeviceInfo describes a CUDA device: what Devices lists and what an open Device reports through
@@ -61,11 +60,14 @@ func (l *cuDriver) attribute(dev int32, attr int) (int, error) {
 	return int(v), err
 }
 
-// deviceCount returns cuDeviceGetCount.
+// deviceCount returns cuDeviceGetCount; no device is an unavailable error.
 func (l *cuDriver) deviceCount() (int, error) {
 	var n int32
 	if err := l.check("cuDeviceGetCount", dynlib.Call(l.cuDeviceGetCount, uintptr(unsafe.Pointer(&n)))); err != nil {
-		return 0, err
+		return 0, rtUnavailable("%q: %v", l.path, err)
+	}
+	if n <= 0 {
+		return 0, rtUnavailable("no CUDA device (%q reports none)", l.path)
 	}
 	return int(n), nil
 }
@@ -87,66 +89,36 @@ func (l *cuDriver) device(index int) (int32, DeviceInfo, error) {
 		return 0, info, err
 	}
 	info.TotalMemory = mem
-	// Attributes every driver has: an error is an error.
-	required := []struct {
-		attr int
-		dst  *int
-	}{
-		{cuAttrComputeCapabilityMajor, &info.ComputeMajor},
-		{cuAttrComputeCapabilityMinor, &info.ComputeMinor},
-		{cuAttrMultiprocessorCount, &info.Multiprocessors},
-		{cuAttrWarpSize, &info.WarpSize},
-		{cuAttrMaxThreadsPerBlock, &info.MaxThreadsPerBlock},
-		{cuAttrMaxSharedMemoryPerBlock, &info.SharedMemoryPerBlock},
+	get := func(attr int) (int, error) { return l.attribute(dev, attr) }
+	// Attributes every driver has: an error is an error. Attributes a driver may have dropped
+	// (CUDA 13 deprecates the clock rates): 0 when absent.
+	err := gpudrv.ReadAttrs(get, []gpudrv.Attr{
+		{ID: cuAttrComputeCapabilityMajor, Dst: &info.ComputeMajor},
+		{ID: cuAttrComputeCapabilityMinor, Dst: &info.ComputeMinor},
+		{ID: cuAttrMultiprocessorCount, Dst: &info.Multiprocessors},
+		{ID: cuAttrWarpSize, Dst: &info.WarpSize},
+		{ID: cuAttrMaxThreadsPerBlock, Dst: &info.MaxThreadsPerBlock},
+		{ID: cuAttrMaxSharedMemoryPerBlock, Dst: &info.SharedMemoryPerBlock},
+	}, []gpudrv.Attr{
+		{ID: cuAttrMaxSharedMemoryPerBlockOptin, Dst: &info.SharedMemoryPerBlockOptin},
+		{ID: cuAttrL2CacheSize, Dst: &info.L2CacheSize},
+		{ID: cuAttrClockRate, Dst: &info.ClockKHz},
+		{ID: cuAttrMemoryClockRate, Dst: &info.MemoryClockKHz},
+		{ID: cuAttrGlobalMemoryBusWidth, Dst: &info.MemoryBusWidth},
+	})
+	if err != nil {
+		return 0, info, err
 	}
-	for _, a := range required {
-		v, err := l.attribute(dev, a.attr)
-		if err != nil {
-			return 0, info, fmt.Errorf("attribute %d: %w", a.attr, err)
-		}
-		*a.dst = v
+	if info.MaxBlock, info.MaxGrid, err = gpudrv.ReadDims(get, cuAttrMaxBlockDimX, cuAttrMaxGridDimX); err != nil {
+		return 0, info, err
 	}
-	for i := 0; i < 3; i++ {
-		b, err := l.attribute(dev, cuAttrMaxBlockDimX+i)
-		if err != nil {
-			return 0, info, err
-		}
-		g, err := l.attribute(dev, cuAttrMaxGridDimX+i)
-		if err != nil {
-			return 0, info, err
-		}
-		info.MaxBlock[i], info.MaxGrid[i] = uint32(b), uint32(g)
-	}
-	// Attributes a driver may have dropped (CUDA 13 deprecates the clock rates): 0 when absent.
-	optional := []struct {
-		attr int
-		dst  *int
-	}{
-		{cuAttrMaxSharedMemoryPerBlockOptin, &info.SharedMemoryPerBlockOptin},
-		{cuAttrL2CacheSize, &info.L2CacheSize},
-		{cuAttrClockRate, &info.ClockKHz},
-		{cuAttrMemoryClockRate, &info.MemoryClockKHz},
-		{cuAttrGlobalMemoryBusWidth, &info.MemoryBusWidth},
-	}
-	for _, a := range optional {
-		if v, err := l.attribute(dev, a.attr); err == nil {
-			*a.dst = v
-		}
-	}
-	dom, err1 := l.attribute(dev, cuAttrPCIDomainID)
-	bus, err2 := l.attribute(dev, cuAttrPCIBusID)
-	slot, err3 := l.attribute(dev, cuAttrPCIDeviceID)
-	if err1 == nil && err2 == nil && err3 == nil {
-		info.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.0", dom, bus, slot)
-	}
+	info.PCIBusID = gpudrv.PCIBusID(get, cuAttrPCIDomainID, cuAttrPCIBusID, cuAttrPCIDeviceID)
 	info.Arch = fmt.Sprintf("sm_%d%d", info.ComputeMajor, info.ComputeMinor)
 	return dev, info, nil
 }
 
-var rtAvailability struct {
-	sync.Mutex
-	m map[string]error // by driver path and NVRTC candidates
-}
+// rtAvailability remembers Available's answer per library choice.
+var rtAvailability gpudrv.Memo[struct{}]
 
 // Available reports whether the CUDA runtime can be used: the driver library loads and
 // initialises, it has at least one device, and an NVRTC library loads (Compile needs it). The
@@ -155,17 +127,7 @@ var rtAvailability struct {
 func Available() error {
 	path, _ := driverPath()
 	names, _ := nvrtcCandidates()
-	key := path + "\x00" + strings.Join(names, "\x00")
-	rtAvailability.Lock()
-	defer rtAvailability.Unlock()
-	if err, ok := rtAvailability.m[key]; ok {
-		return err
-	}
-	err := rtAvailable()
-	if rtAvailability.m == nil {
-		rtAvailability.m = map[string]error{}
-	}
-	rtAvailability.m[key] = err
+	_, err := rtAvailability.Get(path+"\x00"+strings.Join(names, "\x00"), func() (struct{}, error) { return struct{}{}, rtAvailable() })
 	return err
 }
 
@@ -174,12 +136,8 @@ func rtAvailable() error {
 	if err != nil {
 		return err
 	}
-	n, err := l.deviceCount()
-	if err != nil {
-		return rtUnavailable("%q: %v", l.path, err)
-	}
-	if n == 0 {
-		return rtUnavailable("no CUDA device (%q reports none)", l.path)
+	if _, err := l.deviceCount(); err != nil {
+		return err
 	}
 	if _, err := loadNVRTC(); err != nil {
 		return err
@@ -195,40 +153,40 @@ func Devices() ([]DeviceInfo, error) {
 	}
 	n, err := l.deviceCount()
 	if err != nil {
-		return nil, rtUnavailable("%q: %v", l.path, err)
+		return nil, err
 	}
-	if n == 0 {
-		return nil, rtUnavailable("no CUDA device (%q reports none)", l.path)
-	}
-	out := make([]DeviceInfo, 0, n)
-	for i := 0; i < n; i++ {
+	return gpudrv.List("cuda", n, func(i int) (DeviceInfo, error) {
 		_, info, err := l.device(i)
-		if err != nil {
-			return out, fmt.Errorf("cuda: device %d: %w", i, err)
-		}
-		out = append(out, info)
-	}
-	return out, nil
+		return info, err
+	})
 }
 
 // Device is an open CUDA device: its primary context, one stream that every launch goes to, and
-// two events for timing. Its methods are safe for concurrent use; work is submitted one call at a
-// time. Every call makes the context current on a locked OS thread for its duration, so
-// goroutines may use a Device from any thread.
+// events for timing (the shared device of internal/gpudrv over the CUDA driver API). Its methods
+// are safe for concurrent use; work is submitted one call at a time. Every call makes the context
+// current on a locked OS thread for its duration, so goroutines may use a Device from any thread.
 type Device struct {
-	mu     sync.Mutex
-	lib    *cuDriver
-	dev    int32   // CUdevice
-	ctx    uintptr // CUcontext: the device's primary context, retained
-	stream uintptr // CUstream
-	events [2]uintptr
-	info   DeviceInfo
-
-	buffers map[*Buffer]struct{}
-	kernels map[*Kernel]struct{}
-	closed  bool
-	broken  error // a sticky error (illegal address, launch failure, ...) left the context unusable
+	d    *gpudrv.Device
+	lib  *cuDriver
+	info DeviceInfo
 }
+
+// Buffer is a region of device memory (cuMemAlloc). Write and Read copy synchronously between it
+// and Go memory; Whole and Range make Views of it. A Buffer belongs to the Device that made it
+// and is freed by Release or Close.
+type Buffer = gpudrv.Buffer
+
+// View is a byte range of a Buffer, passed to a Stream launch as the buffer's device address
+// plus Offset; Size 0 means to the end of the buffer, and Offset must be a multiple of
+// ViewAlignment.
+type View = gpudrv.View
+
+// ViewAlignment is what a View's offset must be a multiple of (16 bytes).
+const ViewAlignment = gpudrv.ViewAlignment
+
+// Stats counts what a device did since it was opened: submissions, waits, launches, host
+// copies.
+type Stats = gpudrv.Stats
 
 // Open opens device index (an index into Devices): it retains the device's primary context and
 // creates a stream and two timing events in it.
@@ -239,10 +197,7 @@ func Open(index int) (*Device, error) {
 	}
 	n, err := l.deviceCount()
 	if err != nil {
-		return nil, rtUnavailable("%q: %v", l.path, err)
-	}
-	if n == 0 {
-		return nil, rtUnavailable("no CUDA device (%q reports none)", l.path)
+		return nil, err
 	}
 	if index < 0 || index >= n {
 		return nil, fmt.Errorf("cuda: Open: device index %d out of range: %d device(s)", index, n)
@@ -251,72 +206,18 @@ func Open(index int) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda: Open: device %d: %w", index, err)
 	}
-	d := &Device{lib: l, dev: dev, info: info, buffers: map[*Buffer]struct{}{}, kernels: map[*Kernel]struct{}{}}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := d.open(); err != nil {
-		d.destroy()
+	drv := &cuDevice{l: l, dev: dev}
+	if err := l.check("cuDevicePrimaryCtxRetain", dynlib.Call(l.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&drv.ctx)), uintptr(dev))); err != nil {
 		return nil, fmt.Errorf("cuda: Open: device %d (%s): %w", index, info.Name, err)
 	}
-	return d, nil
-}
-
-func (d *Device) open() error {
-	l := d.lib
-	if err := l.check("cuDevicePrimaryCtxRetain", dynlib.Call(l.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(d.dev))); err != nil {
-		return err
+	d, err := gpudrv.Open(drv, gpudrv.Config{
+		Backend: "cuda", Index: index, Name: info.Name, MaxThreadsPerBlock: info.MaxThreadsPerBlock,
+		MaxBlock: info.MaxBlock, MaxGrid: info.MaxGrid, Sticky: cuStickyResults,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: Open: device %d (%s): %w", index, info.Name, err)
 	}
-	if err := l.check("cuCtxSetCurrent", dynlib.Call(l.cuCtxSetCurrent, d.ctx)); err != nil {
-		return err
-	}
-	// Flags 0 (CU_STREAM_DEFAULT): the stream synchronises with the legacy default stream, so the
-	// synchronous copies of Write and Read are ordered after the launches before them.
-	if err := l.check("cuStreamCreate", dynlib.Call(l.cuStreamCreate, uintptr(unsafe.Pointer(&d.stream)), 0)); err != nil {
-		return err
-	}
-	for i := range d.events {
-		// Flags 0 (CU_EVENT_DEFAULT): timing enabled.
-		if err := l.check("cuEventCreate", dynlib.Call(l.cuEventCreate, uintptr(unsafe.Pointer(&d.events[i])), 0)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// destroy frees whatever exists; the context must be current on the locked thread (or never
-// made). Errors are ignored: it runs on failure and at Close, when nothing better can be done.
-func (d *Device) destroy() {
-	l := d.lib
-	for b := range d.buffers {
-		if b.ptr != 0 {
-			dynlib.Call(l.cuMemFree, uintptr(b.ptr))
-			b.ptr = 0
-		}
-		b.released = true
-	}
-	clear(d.buffers)
-	for k := range d.kernels {
-		if k.module != 0 {
-			dynlib.Call(l.cuModuleUnload, k.module)
-			k.module, k.fn = 0, 0
-		}
-		k.released = true
-	}
-	clear(d.kernels)
-	for i, e := range d.events {
-		if e != 0 {
-			dynlib.Call(l.cuEventDestroy, e)
-			d.events[i] = 0
-		}
-	}
-	if d.stream != 0 {
-		dynlib.Call(l.cuStreamDestroy, d.stream)
-		d.stream = 0
-	}
-	if d.ctx != 0 {
-		dynlib.Call(l.cuDevicePrimaryCtxRelease, uintptr(d.dev))
-		d.ctx = 0
-	}
+	return &Device{d: d, lib: l, info: info}, nil
 }
 
 // Info describes the device.
@@ -325,165 +226,176 @@ func (d *Device) Info() DeviceInfo { return d.info }
 // DriverVersion returns the driver's CUDA version (cuDriverGetVersion: 1000*major + 10*minor).
 func (d *Device) DriverVersion() int { return d.lib.version }
 
-// enter locks the device and the calling goroutine to its OS thread and makes the device's
-// context current there; leave undoes both. It fails on a closed or broken device.
-func (d *Device) enter(op string) (leave func(), err error) {
-	d.mu.Lock()
-	runtime.LockOSThread()
-	leave = func() {
-		runtime.UnlockOSThread()
-		d.mu.Unlock()
-	}
-	switch {
-	case d.closed:
-		leave()
-		return nil, fmt.Errorf("cuda: %s: device closed", op)
-	case d.broken != nil:
-		leave()
-		return nil, fmt.Errorf("cuda: %s: device %d is unusable after an earlier error: %w", op, d.info.Index, d.broken)
-	}
-	if err := d.lib.check("cuCtxSetCurrent", dynlib.Call(d.lib.cuCtxSetCurrent, d.ctx)); err != nil {
-		leave()
-		return nil, fmt.Errorf("cuda: %s: %w", op, err)
-	}
-	return leave, nil
-}
-
-// fail records a sticky error (after which the context is unusable) and returns err.
-func (d *Device) fail(err error) error {
-	var re *ResultError
-	if errors.As(err, &re) && cuStickyResults[re.Code] {
-		d.broken = err
-	}
-	return err
-}
-
 // Close waits for the device's work to finish and frees everything made on it: buffers, kernels,
 // the stream and the events, and releases the primary context. Closing twice is a no-op; the
 // error is the wait's.
-func (d *Device) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil
-	}
-	d.closed = true
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var err error
-	if e := d.lib.check("cuCtxSetCurrent", dynlib.Call(d.lib.cuCtxSetCurrent, d.ctx)); e != nil {
-		err = e
-	} else if d.broken == nil {
-		err = d.lib.check("cuCtxSynchronize", dynlib.Call(d.lib.cuCtxSynchronize))
-	}
-	d.destroy()
-	if err != nil {
-		return fmt.Errorf("cuda: Close: %w", err)
-	}
-	return nil
-}
-
-// Buffer is a region of device memory (cuMemAlloc). Write and Read copy synchronously between it
-// and Go memory. A Buffer belongs to the Device that made it and is freed by Release or Close.
-type Buffer struct {
-	dev      *Device
-	ptr      uint64 // CUdeviceptr
-	size     int
-	released bool
-}
+func (d *Device) Close() error { return d.d.Close() }
 
 // NewBuffer allocates size bytes (at least 1) of device memory, zero-filled.
-func (d *Device) NewBuffer(size int) (*Buffer, error) {
-	if size <= 0 {
-		return nil, fmt.Errorf("cuda: NewBuffer: size %d: must be positive", size)
-	}
-	leave, err := d.enter("NewBuffer")
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	l := d.lib
-	b := &Buffer{dev: d, size: size}
-	if err := l.check(l.sym("cuMemAlloc"), dynlib.Call(l.cuMemAlloc, uintptr(unsafe.Pointer(&b.ptr)), uintptr(size))); err != nil {
-		return nil, fmt.Errorf("cuda: NewBuffer(%d): %w", size, d.fail(err))
-	}
-	if err := l.check(l.sym("cuMemsetD8"), dynlib.Call(l.cuMemsetD8, uintptr(b.ptr), 0, uintptr(size))); err != nil {
-		dynlib.Call(l.cuMemFree, uintptr(b.ptr))
-		return nil, fmt.Errorf("cuda: NewBuffer(%d): %w", size, d.fail(err))
-	}
-	d.buffers[b] = struct{}{}
-	return b, nil
+func (d *Device) NewBuffer(size int) (*Buffer, error) { return d.d.NewBuffer(size) }
+
+// Stats returns the device's counters.
+func (d *Device) Stats() Stats { return d.d.Stats() }
+
+// cuDevice is the CUDA driver API for one open device: gpudrv.Driver over its primary context.
+type cuDevice struct {
+	l   *cuDriver
+	dev int32   // CUdevice
+	ctx uintptr // CUcontext: the primary context, retained
 }
 
-// Size returns the buffer's size in bytes.
-func (b *Buffer) Size() int { return b.size }
+func (c *cuDevice) Current() error {
+	return c.l.check("cuCtxSetCurrent", dynlib.Call(c.l.cuCtxSetCurrent, c.ctx))
+}
 
-// Pointer returns the buffer's device address (a CUdeviceptr); 0 once released.
-func (b *Buffer) Pointer() uint64 { return b.ptr }
+func (c *cuDevice) Alloc(size int) (uint64, error) {
+	var p uint64 // CUdeviceptr
+	err := c.l.check(c.l.sym("cuMemAlloc"), dynlib.Call(c.l.cuMemAlloc, uintptr(unsafe.Pointer(&p)), uintptr(size)))
+	return p, err
+}
 
-// checkRange validates [offset, offset+n) against the buffer.
-func (b *Buffer) checkRange(op string, offset, n int) error {
-	if b.released {
-		return fmt.Errorf("cuda: Buffer.%s: buffer released", op)
+func (c *cuDevice) Free(p uint64) error {
+	return c.l.check(c.l.sym("cuMemFree"), dynlib.Call(c.l.cuMemFree, uintptr(p)))
+}
+
+func (c *cuDevice) Zero(p uint64, n int) error {
+	return c.l.check(c.l.sym("cuMemsetD8"), dynlib.Call(c.l.cuMemsetD8, uintptr(p), 0, uintptr(n)))
+}
+
+// CopyHtoD is synchronous; the device's stream (CU_STREAM_DEFAULT) is ordered with the legacy
+// default stream the copy goes to.
+func (c *cuDevice) CopyHtoD(dst uint64, src []byte) error {
+	return c.l.check(c.l.sym("cuMemcpyHtoD"), dynlib.Call(c.l.cuMemcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))))
+}
+
+func (c *cuDevice) CopyDtoH(dst []byte, src uint64) error {
+	return c.l.check(c.l.sym("cuMemcpyDtoH"), dynlib.Call(c.l.cuMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst))))
+}
+
+// LoadModule loads PTX, a cubin or a fatbin; PTX must be NUL-terminated, and the extra byte is
+// harmless after a cubin.
+func (c *cuDevice) LoadModule(image []byte) (uintptr, error) {
+	img := make([]byte, len(image)+1)
+	copy(img, image)
+	var m uintptr
+	err := c.l.check("cuModuleLoadData", dynlib.Call(c.l.cuModuleLoadData, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&img[0]))))
+	return m, err
+}
+
+func (c *cuDevice) UnloadModule(m uintptr) error {
+	return c.l.check("cuModuleUnload", dynlib.Call(c.l.cuModuleUnload, m))
+}
+
+func (c *cuDevice) Function(m uintptr, name string) (uintptr, error) {
+	var fn uintptr
+	err := c.l.check("cuModuleGetFunction", dynlib.Call(c.l.cuModuleGetFunction, uintptr(unsafe.Pointer(&fn)), m, uintptr(unsafe.Pointer(dynlib.CBytes(name)))))
+	return fn, err
+}
+
+// CUfunction_attribute values the runtime reads.
+const (
+	cuFuncAttrMaxThreadsPerBlock = 0
+	cuFuncAttrSharedSizeBytes    = 1
+	cuFuncAttrNumRegs            = 4
+)
+
+// FuncInfo reads the attributes (the thread limit is required) and the parameter sizes
+// (cuFuncGetParamInfo, CUDA 12.4+).
+func (c *cuDevice) FuncInfo(fn uintptr) (gpudrv.FuncInfo, error) {
+	attr := func(a int) (int, error) {
+		var v int32
+		err := c.l.check("cuFuncGetAttribute", dynlib.Call(c.l.cuFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), fn))
+		return int(v), err
 	}
-	if offset < 0 || n < 0 || offset > b.size || n > b.size-offset {
-		return fmt.Errorf("cuda: Buffer.%s: range [%d, %d+%d) outside the buffer's %d bytes", op, offset, offset, n, b.size)
+	var info gpudrv.FuncInfo
+	var err error
+	if info.MaxThreads, err = attr(cuFuncAttrMaxThreadsPerBlock); err != nil {
+		return info, err
+	}
+	info.Registers, _ = attr(cuFuncAttrNumRegs)
+	info.SharedMemory, _ = attr(cuFuncAttrSharedSizeBytes)
+	info.Params = c.l.paramSizes(fn)
+	return info, nil
+}
+
+// paramSizes lists a function's parameter sizes through cuFuncGetParamInfo, or nil when the
+// driver lacks it or cannot say.
+func (l *cuDriver) paramSizes(fn uintptr) []int {
+	if l.cuFuncGetParamInfo == 0 {
+		return nil
+	}
+	sizes := []int{}
+	for i := 0; i < 4096; i++ {
+		var off, size uint64
+		r := dynlib.Call(l.cuFuncGetParamInfo, fn, uintptr(i), uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&size)))
+		if r == 1 { // CUDA_ERROR_INVALID_VALUE: past the last parameter
+			return sizes
+		}
+		if r != 0 {
+			return nil
+		}
+		sizes = append(sizes, int(size))
 	}
 	return nil
 }
 
-// Write copies data into the buffer at offset and returns when the copy is done. The range must
-// lie inside the buffer.
-func (b *Buffer) Write(offset int, data []byte) error {
-	leave, err := b.dev.enter("Buffer.Write")
-	if err != nil {
-		return err
+func (c *cuDevice) Launch(fn uintptr, grid, block [3]uint32, stream uintptr, args []unsafe.Pointer) error {
+	var params uintptr
+	if len(args) > 0 {
+		params = uintptr(unsafe.Pointer(&args[0]))
 	}
-	defer leave()
-	if err := b.checkRange("Write", offset, len(data)); err != nil || len(data) == 0 {
-		return err
-	}
-	l := b.dev.lib
-	err = l.check(l.sym("cuMemcpyHtoD"), dynlib.Call(l.cuMemcpyHtoD, uintptr(b.ptr)+uintptr(offset), uintptr(unsafe.Pointer(&data[0])), uintptr(len(data))))
-	if err != nil {
-		return fmt.Errorf("cuda: Buffer.Write: %w", b.dev.fail(err))
-	}
-	return nil
+	r := dynlib.Call(c.l.cuLaunchKernel, fn,
+		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
+		0, stream, params, 0)
+	return c.l.check("cuLaunchKernel", r)
 }
 
-// Read copies len(dst) bytes of the buffer from offset into dst, after the work launched before
-// it has finished. The range must lie inside the buffer.
-func (b *Buffer) Read(offset int, dst []byte) error {
-	leave, err := b.dev.enter("Buffer.Read")
-	if err != nil {
-		return err
-	}
-	defer leave()
-	if err := b.checkRange("Read", offset, len(dst)); err != nil || len(dst) == 0 {
-		return err
-	}
-	l := b.dev.lib
-	err = l.check(l.sym("cuMemcpyDtoH"), dynlib.Call(l.cuMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(b.ptr)+uintptr(offset), uintptr(len(dst))))
-	if err != nil {
-		return fmt.Errorf("cuda: Buffer.Read: %w", b.dev.fail(err))
-	}
-	return nil
+// StreamCreate makes a CU_STREAM_DEFAULT stream (flags 0): it synchronises with the legacy
+// default stream, so the synchronous copies are ordered after the launches before them.
+func (c *cuDevice) StreamCreate() (uintptr, error) {
+	var s uintptr
+	err := c.l.check("cuStreamCreate", dynlib.Call(c.l.cuStreamCreate, uintptr(unsafe.Pointer(&s)), 0))
+	return s, err
 }
 
-// Release frees the buffer. Releasing twice, or after the device was closed, is a no-op.
-func (b *Buffer) Release() {
-	d := b.dev
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if b.released || d.closed {
-		return
+func (c *cuDevice) StreamDestroy(s uintptr) error {
+	return c.l.check(c.l.sym("cuStreamDestroy"), dynlib.Call(c.l.cuStreamDestroy, s))
+}
+
+func (c *cuDevice) StreamSync(s uintptr) error {
+	return c.l.check("cuStreamSynchronize", dynlib.Call(c.l.cuStreamSynchronize, s))
+}
+
+// EventCreate makes a CU_EVENT_DEFAULT event (flags 0): timing enabled.
+func (c *cuDevice) EventCreate() (uintptr, error) {
+	var e uintptr
+	err := c.l.check("cuEventCreate", dynlib.Call(c.l.cuEventCreate, uintptr(unsafe.Pointer(&e)), 0))
+	return e, err
+}
+
+func (c *cuDevice) EventDestroy(e uintptr) error {
+	return c.l.check(c.l.sym("cuEventDestroy"), dynlib.Call(c.l.cuEventDestroy, e))
+}
+
+func (c *cuDevice) EventRecord(e, s uintptr) error {
+	return c.l.check("cuEventRecord", dynlib.Call(c.l.cuEventRecord, e, s))
+}
+
+func (c *cuDevice) EventSync(e uintptr) error {
+	return c.l.check("cuEventSynchronize", dynlib.Call(c.l.cuEventSynchronize, e))
+}
+
+func (c *cuDevice) EventElapsed(start, end uintptr) (float32, error) {
+	var ms float32
+	err := c.l.check(c.l.sym("cuEventElapsedTime"), dynlib.Call(c.l.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), start, end))
+	return ms, err
+}
+
+// Release releases the primary context Open retained.
+func (c *cuDevice) Release() {
+	if c.ctx != 0 {
+		dynlib.Call(c.l.cuDevicePrimaryCtxRelease, uintptr(c.dev))
+		c.ctx = 0
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if dynlib.Call(d.lib.cuCtxSetCurrent, d.ctx) == 0 {
-		dynlib.Call(d.lib.cuMemFree, uintptr(b.ptr))
-	}
-	b.ptr = 0
-	b.released = true
-	delete(d.buffers, b)
 }

@@ -69,9 +69,11 @@ func TestRuntimeFakeDriver(t *testing.T) {
 	for name, test := range map[string]func(*testing.T){
 		"DeviceInfo": TestRuntimeDeviceInfo, "Saxpy": TestRuntimeSaxpy, "CompileError": TestRuntimeCompileError,
 		"LoadErrors": TestRuntimeLoadErrors, "Buffers": TestRuntimeBuffers, "Bench": TestRuntimeBench,
+		"Stream": TestRuntimeStream,
 	} {
 		t.Run(name, test)
 	}
+	rtFakeStreamSyncs(t, so)
 
 	// A kernel the fake fails (CUDA_ERROR_LAUNCH_FAILED, sticky) leaves the device unusable.
 	dev, err := Open(0)
@@ -106,6 +108,42 @@ func TestRuntimeFakeDriver(t *testing.T) {
 	}
 	if n := rtFakeCounter(t, so, "fake_launches"); n == 0 {
 		t.Error("no launch reached the fake driver")
+	}
+}
+
+// rtFakeStreamSyncs checks, at the driver, that a Stream of several launches waits once: the
+// fake counts every cuStreamSynchronize and cuEventSynchronize.
+func rtFakeStreamSyncs(t *testing.T, so string) {
+	t.Helper()
+	d, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	k, err := d.Compile(rtSaxpySource, "saxpy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ := d.NewBuffer(4 * 64)
+	x, _ := d.NewBuffer(4 * 64)
+	s, err := d.NewStream(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		if err := s.Launch(k, []View{y.Range(64*i, 64), x.Whole()}, []uint32{0, 16}, [3]uint32{1, 1, 1}, [3]uint32{16, 1, 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncs, launches := rtFakeCounter(t, so, "fake_syncs"), rtFakeCounter(t, so, "fake_launches")
+	if err := s.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := rtFakeCounter(t, so, "fake_syncs") - syncs; got != 1 {
+		t.Errorf("a stream of 4 launches waited %d times, want 1", got)
+	}
+	if got := rtFakeCounter(t, so, "fake_launches") - launches; got != 4 {
+		t.Errorf("a stream of 4 launches made %d cuLaunchKernel calls", got)
 	}
 }
 

@@ -6,8 +6,9 @@ import (
 	"github.com/onesource-go/onesource/internal/dynlib"
 	"os"
 	"strings"
-	"sync"
 	"unsafe"
+
+	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
 // LibraryEnv is the environment variable that names the CUDA driver library (libcuda) to load
@@ -28,17 +29,10 @@ func rtUnavailable(format string, args ...any) error {
 	return fmt.Errorf("%w: cuda: %s", ErrUnavailable, fmt.Sprintf(format, args...))
 }
 
-// ResultError is a CUDA driver or NVRTC call that returned something other than success.
-type ResultError struct {
-	Call string // the C function, e.g. "cuLaunchKernel" or "nvrtcCompileProgram"
-	Code int    // the CUresult or nvrtcResult value
-	Name string // the value's name, e.g. "CUDA_ERROR_INVALID_VALUE"
-}
-
-// Error names the call and the result, e.g. "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (2)".
-func (e *ResultError) Error() string {
-	return fmt.Sprintf("%s: %s (%d)", e.Call, e.Name, e.Code)
-}
+// ResultError is a CUDA driver or NVRTC call that returned something other than success: Call
+// names the C function (e.g. "cuLaunchKernel" or "nvrtcCompileProgram"), Code is the CUresult
+// or nvrtcResult value and Name its name (e.g. "CUDA_ERROR_INVALID_VALUE").
+type ResultError = gpudrv.ResultError
 
 // cuDriver is a loaded CUDA driver library with its functions.
 type cuDriver struct {
@@ -137,11 +131,7 @@ func (l *cuDriver) resultName(code int) string {
 
 // check turns a CUresult into an error naming the call (nil for CUDA_SUCCESS).
 func (l *cuDriver) check(call string, r uintptr) error {
-	code := int(int32(uint32(r)))
-	if code == 0 {
-		return nil
-	}
-	return &ResultError{Call: call, Code: code, Name: l.resultName(code)}
+	return gpudrv.Check(call, r, l.resultName)
 }
 
 // sym returns the symbol resolved for fn (for error messages naming the versioned call).
@@ -152,15 +142,8 @@ func (l *cuDriver) sym(fn string) string {
 	return fn
 }
 
-type rtDriverResult struct {
-	lib *cuDriver
-	err error
-}
-
-var rtDrivers struct {
-	sync.Mutex
-	m map[string]rtDriverResult
-}
+// rtDrivers holds the driver libraries loaded, by path.
+var rtDrivers gpudrv.Memo[*cuDriver]
 
 // driverPath returns the driver library to load and where the choice came from.
 func driverPath() (path, source string) {
@@ -175,17 +158,7 @@ func driverPath() (path, source string) {
 // A library that loads but whose cuInit fails is returned with initErr set.
 func loadDriver() (*cuDriver, error) {
 	path, source := driverPath()
-	rtDrivers.Lock()
-	defer rtDrivers.Unlock()
-	if r, ok := rtDrivers.m[path]; ok {
-		return r.lib, r.err
-	}
-	lib, err := openDriver(path, source)
-	if rtDrivers.m == nil {
-		rtDrivers.m = map[string]rtDriverResult{}
-	}
-	rtDrivers.m[path] = rtDriverResult{lib, err}
-	return lib, err
+	return rtDrivers.Get(path, func() (*cuDriver, error) { return openDriver(path, source) })
 }
 
 func openDriver(path, source string) (*cuDriver, error) {
@@ -281,33 +254,25 @@ func (n *nvrtcLib) table() []dynlib.Sym {
 
 // check turns an nvrtcResult into an error naming the call (nil for NVRTC_SUCCESS).
 func (n *nvrtcLib) check(call string, r uintptr) error {
-	code := int(int32(uint32(r)))
-	if code == 0 {
-		return nil
+	return gpudrv.Check(call, r, n.resultName)
+}
+
+// resultName names an nvrtcResult: from the table, else with nvrtcGetErrorString's text.
+func (n *nvrtcLib) resultName(code int) string {
+	if name, ok := nvrtcResultNames[code]; ok {
+		return name
 	}
-	name, ok := nvrtcResultNames[code]
-	if !ok {
-		name = fmt.Sprintf("nvrtcResult(%d)", code)
-		if n.nvrtcGetErrorString != 0 {
-			// nvrtcGetErrorString returns const char*; read it through a pointer-typed value.
-			p := dynlib.Call(n.nvrtcGetErrorString, uintptr(code))
-			if p != 0 {
-				name += " " + dynlib.CString(*(**byte)(unsafe.Pointer(&p)))
-			}
+	name := fmt.Sprintf("nvrtcResult(%d)", code)
+	if n != nil && n.nvrtcGetErrorString != 0 {
+		if s := dynlib.CStringAt(dynlib.Call(n.nvrtcGetErrorString, uintptr(code))); s != "" {
+			name += " " + s
 		}
 	}
-	return &ResultError{Call: call, Code: code, Name: name}
+	return name
 }
 
-type rtNVRTCResult struct {
-	lib *nvrtcLib
-	err error
-}
-
-var rtNVRTCs struct {
-	sync.Mutex
-	m map[string]rtNVRTCResult
-}
+// rtNVRTCs holds the NVRTC libraries loaded, by candidate list.
+var rtNVRTCs gpudrv.Memo[*nvrtcLib]
 
 // nvrtcCandidates returns the NVRTC libraries to try, in order, and where the list came from.
 func nvrtcCandidates() ([]string, string) {
@@ -317,18 +282,7 @@ func nvrtcCandidates() ([]string, string) {
 // loadNVRTC loads the first NVRTC library nvrtcCandidates names, once per candidate list.
 func loadNVRTC() (*nvrtcLib, error) {
 	names, source := nvrtcCandidates()
-	key := strings.Join(names, "\x00")
-	rtNVRTCs.Lock()
-	defer rtNVRTCs.Unlock()
-	if r, ok := rtNVRTCs.m[key]; ok {
-		return r.lib, r.err
-	}
-	lib, err := openNVRTC(names, source)
-	if rtNVRTCs.m == nil {
-		rtNVRTCs.m = map[string]rtNVRTCResult{}
-	}
-	rtNVRTCs.m[key] = rtNVRTCResult{lib, err}
-	return lib, err
+	return rtNVRTCs.Get(strings.Join(names, "\x00"), func() (*nvrtcLib, error) { return openNVRTC(names, source) })
 }
 
 func openNVRTC(names []string, source string) (*nvrtcLib, error) {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 // TestRuntimeAvailability checks the answer Available gives on this machine: nil, or an error
@@ -264,85 +263,6 @@ func TestRuntimeNVRTCTarget(t *testing.T) {
 	}
 }
 
-// TestPackArgs checks the kernelParams layout: a pointer to each argument, buffers (8 bytes)
-// first, then scalars (4 bytes), in order.
-func TestRuntimePackArgs(t *testing.T) {
-	a := rtPackArgs([]uint64{0xdead0000, 0xbeef0000}, []uint32{7, 0x3f800000})
-	defer a.unpin()
-	if len(a.args) != 4 || a.pointer() != uintptr(unsafe.Pointer(&a.args[0])) {
-		t.Fatalf("got %d args", len(a.args))
-	}
-	if *(*uint64)(a.args[0]) != 0xdead0000 || *(*uint64)(a.args[1]) != 0xbeef0000 ||
-		*(*uint32)(a.args[2]) != 7 || *(*uint32)(a.args[3]) != 0x3f800000 {
-		t.Fatal("argument values do not match")
-	}
-	empty := rtPackArgs(nil, nil)
-	defer empty.unpin()
-	if empty.pointer() != 0 {
-		t.Fatal("a kernel without parameters gets a nil kernelParams")
-	}
-}
-
-// TestPrepareValidation checks the launch checks made before any driver call.
-func TestRuntimePrepareValidation(t *testing.T) {
-	d := &Device{info: DeviceInfo{MaxBlock: [3]uint32{1024, 1024, 64}, MaxGrid: [3]uint32{1 << 31, 65535, 65535}}}
-	other := &Device{}
-	k := &Kernel{dev: d, name: "k", maxThreads: 256, params: []int{8, 8, 4}}
-	b := &Buffer{dev: d, ptr: 0x1000, size: 16}
-	one := [3]uint32{1, 1, 1}
-	blk := [3]uint32{256, 1, 1}
-	ok := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	bad := func(err error, want string) {
-		t.Helper()
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("got %v, want an error containing %q", err, want)
-		}
-	}
-	prep := func(k *Kernel, bufs []*Buffer, params []uint32, grid, block [3]uint32) error {
-		a, err := d.prepare("Launch", k, bufs, params, grid, block)
-		if a != nil {
-			a.unpin()
-		}
-		return err
-	}
-	ok(prep(k, []*Buffer{b, b}, []uint32{1}, one, blk))
-	bad(prep(nil, nil, nil, one, blk), "kernel is nil")
-	bad(prep(&Kernel{dev: other}, nil, nil, one, blk), "another device")
-	bad(prep(k, []*Buffer{b, nil}, []uint32{1}, one, blk), "buffer 1 is nil")
-	bad(prep(k, []*Buffer{b, {dev: other}}, []uint32{1}, one, blk), "another device")
-	bad(prep(k, []*Buffer{b, {dev: d, released: true}}, []uint32{1}, one, blk), "released")
-	bad(prep(k, []*Buffer{b}, []uint32{1}, one, blk), "takes 3 parameters")
-	bad(prep(k, []*Buffer{b, b, b}, nil, one, blk), "parameter 2 is 4 bytes; a buffer pointer is 8")
-	bad(prep(&Kernel{dev: d, name: "k2", maxThreads: 256, params: []int{8, 8}}, []*Buffer{b}, []uint32{1}, one, blk), "parameter 1 is 8 bytes; a 32-bit scalar is 4")
-	bad(prep(k, []*Buffer{b, b}, []uint32{1}, [3]uint32{0, 1, 1}, blk), "at least 1")
-	bad(prep(k, []*Buffer{b, b}, []uint32{1}, [3]uint32{1, 70000, 1}, blk), "exceed")
-	bad(prep(k, []*Buffer{b, b}, []uint32{1}, one, [3]uint32{512, 1, 1}), "the kernel allows 256")
-	k.params = nil // the driver cannot say: counts are not checked
-	ok(prep(k, []*Buffer{b}, nil, one, blk))
-	k.released = true
-	bad(prep(k, nil, nil, one, blk), "released")
-}
-
-// TestBufferRange checks the range checks of Write and Read.
-func TestRuntimeBufferRange(t *testing.T) {
-	b := &Buffer{size: 16}
-	for _, c := range []struct{ off, n int }{{0, 16}, {16, 0}, {8, 8}} {
-		if err := b.checkRange("Write", c.off, c.n); err != nil {
-			t.Errorf("[%d, +%d): %v", c.off, c.n, err)
-		}
-	}
-	for _, c := range []struct{ off, n int }{{-1, 1}, {0, 17}, {17, 0}, {8, 9}} {
-		if err := b.checkRange("Read", c.off, c.n); err == nil {
-			t.Errorf("[%d, +%d): no error", c.off, c.n)
-		}
-	}
-	b.released = true
-	if err := b.checkRange("Read", 0, 1); err == nil || !strings.Contains(err.Error(), "released") {
-		t.Errorf("released buffer: %v", err)
-	}
-}
+// The launch checks, the kernelParams layout and the buffer range checks are the shared
+// device's (internal/gpudrv): its tests cover them with a fake driver, and TestRuntimeFakeDriver
+// runs them through this package's driver calls.

@@ -20,6 +20,16 @@
 // CompileClang and CompileHIPCC compile the text to an AMDGPU code object (or, where the linker
 // or the ROCm device library for the target is missing, to AMDGPU assembly, and say so); a
 // missing compiler gives an error wrapping cfamily.ErrNoTool.
+//
+// The runtime (runtime*.go) runs the text on an AMD GPU through libamdhip64 and HIPRTC, loaded at
+// run time without cgo (LibraryEnv, HIPRTCLibraryEnv): Available, Devices and Open; a Device
+// compiles (Compile, CompileHIPRTC) or loads (Load) a Kernel, allocates Buffers, and launches
+// synchronously (Launch), in a timed loop (Bench), or as a Stream of launches on Views (a
+// buffer's address plus an offset) enqueued back to back on one HIP stream and waited for once;
+// Stats counts submissions, waits, launches and host copies. The device half (Buffer, View,
+// Stats, the launch checks, Launch, Bench, Stream) is shared with package cuda through
+// internal/gpudrv; this package supplies the runtime calls, DeviceInfo and HIPRTC. An error
+// that says the runtime cannot be used here wraps ErrUnavailable.
 package hip
 
 import (

@@ -3,12 +3,13 @@ package hip
 import (
 	"errors"
 	"fmt"
-	"github.com/onesource-go/onesource/internal/dynlib"
 	"regexp"
-	"runtime"
+	"slices"
 	"strings"
-	"sync"
 	"unsafe"
+
+	"github.com/onesource-go/onesource/internal/dynlib"
+	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
 // DeviceInfo describes a HIP device: what Devices lists and what an open Device reports through
@@ -137,67 +138,37 @@ func (l *hipLib) device(index int) (DeviceInfo, error) {
 		return info, err
 	}
 	info.TotalMemory = mem
-	required := []struct {
-		attr int
-		dst  *int
-	}{
-		{hipAttrWarpSize, &info.WarpSize},
-		{hipAttrComputeCapabilityMajor, &info.ComputeMajor},
-		{hipAttrComputeCapabilityMinor, &info.ComputeMinor},
-		{hipAttrMultiprocessorCount, &info.Multiprocessors},
-		{hipAttrMaxThreadsPerBlock, &info.MaxThreadsPerBlock},
-		{hipAttrMaxSharedMemoryPerBlock, &info.SharedMemoryPerBlock},
-	}
-	for _, a := range required {
-		v, err := l.attribute(index, a.attr)
-		if err != nil {
-			return info, fmt.Errorf("attribute %d: %w", a.attr, err)
-		}
-		*a.dst = v
+	get := func(attr int) (int, error) { return l.attribute(index, attr) }
+	err := gpudrv.ReadAttrs(get, []gpudrv.Attr{
+		{ID: hipAttrWarpSize, Dst: &info.WarpSize},
+		{ID: hipAttrComputeCapabilityMajor, Dst: &info.ComputeMajor},
+		{ID: hipAttrComputeCapabilityMinor, Dst: &info.ComputeMinor},
+		{ID: hipAttrMultiprocessorCount, Dst: &info.Multiprocessors},
+		{ID: hipAttrMaxThreadsPerBlock, Dst: &info.MaxThreadsPerBlock},
+		{ID: hipAttrMaxSharedMemoryPerBlock, Dst: &info.SharedMemoryPerBlock},
+	}, []gpudrv.Attr{
+		{ID: hipAttrL2CacheSize, Dst: &info.L2CacheSize},
+		{ID: hipAttrClockRate, Dst: &info.ClockKHz},
+		{ID: hipAttrMemoryClockRate, Dst: &info.MemoryClockKHz},
+		{ID: hipAttrMemoryBusWidth, Dst: &info.MemoryBusWidth},
+	})
+	if err != nil {
+		return info, err
 	}
 	if info.WarpSize != 32 && info.WarpSize != 64 {
 		return info, fmt.Errorf("hipDeviceGetAttribute(hipDeviceAttributeWarpSize=%d) gives %d, not 32 or 64: %q numbers device attributes as ROCm 4 did, which this runtime does not support",
 			hipAttrWarpSize, info.WarpSize, l.path)
 	}
-	for i := 0; i < 3; i++ {
-		b, err := l.attribute(index, hipAttrMaxBlockDimX+i)
-		if err != nil {
-			return info, err
-		}
-		g, err := l.attribute(index, hipAttrMaxGridDimX+i)
-		if err != nil {
-			return info, err
-		}
-		info.MaxBlock[i], info.MaxGrid[i] = uint32(b), uint32(g)
+	if info.MaxBlock, info.MaxGrid, err = gpudrv.ReadDims(get, hipAttrMaxBlockDimX, hipAttrMaxGridDimX); err != nil {
+		return info, err
 	}
-	optional := []struct {
-		attr int
-		dst  *int
-	}{
-		{hipAttrL2CacheSize, &info.L2CacheSize},
-		{hipAttrClockRate, &info.ClockKHz},
-		{hipAttrMemoryClockRate, &info.MemoryClockKHz},
-		{hipAttrMemoryBusWidth, &info.MemoryBusWidth},
-	}
-	for _, a := range optional {
-		if v, err := l.attribute(index, a.attr); err == nil {
-			*a.dst = v
-		}
-	}
-	dom, err1 := l.attribute(index, hipAttrPCIDomainID)
-	bus, err2 := l.attribute(index, hipAttrPCIBusID)
-	slot, err3 := l.attribute(index, hipAttrPCIDeviceID)
-	if err1 == nil && err2 == nil && err3 == nil {
-		info.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.0", dom, bus, slot)
-	}
+	info.PCIBusID = gpudrv.PCIBusID(get, hipAttrPCIDomainID, hipAttrPCIBusID, hipAttrPCIDeviceID)
 	info.Arch = l.gcnArchName(index)
 	return info, nil
 }
 
-var rtAvailability struct {
-	sync.Mutex
-	m map[string]error
-}
+// rtAvailability remembers Available's answer per library choice.
+var rtAvailability gpudrv.Memo[struct{}]
 
 // Available reports whether the HIP runtime can be used: the runtime library loads and
 // initialises, it has at least one device, and HIPRTC loads (Compile needs it). The error, when
@@ -207,16 +178,7 @@ func Available() error {
 	names, _ := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
 	rtcNames, _ := dynlib.Candidates(HIPRTCLibraryEnv, rtHIPRTCNames, rtROCmLibDirs)
 	key := strings.Join(names, "\x00") + "\x01" + strings.Join(rtcNames, "\x00")
-	rtAvailability.Lock()
-	defer rtAvailability.Unlock()
-	if err, ok := rtAvailability.m[key]; ok {
-		return err
-	}
-	err := rtAvailable()
-	if rtAvailability.m == nil {
-		rtAvailability.m = map[string]error{}
-	}
-	rtAvailability.m[key] = err
+	_, err := rtAvailability.Get(key, func() (struct{}, error) { return struct{}{}, rtAvailable() })
 	return err
 }
 
@@ -244,34 +206,35 @@ func Devices() ([]DeviceInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]DeviceInfo, 0, n)
-	for i := 0; i < n; i++ {
-		info, err := l.device(i)
-		if err != nil {
-			return out, fmt.Errorf("hip: device %d: %w", i, err)
-		}
-		out = append(out, info)
-	}
-	return out, nil
+	return gpudrv.List("hip", n, l.device)
 }
 
-// Device is an open HIP device: one stream that every launch goes to and two events for timing.
-// Its methods are safe for concurrent use; work is submitted one call at a time. Every call makes
-// the device current (hipSetDevice) on a locked OS thread for its duration, so goroutines may use
-// a Device from any thread.
+// Device is an open HIP device: one stream that every launch goes to and events for timing (the
+// shared device of internal/gpudrv over the HIP runtime). Its methods are safe for concurrent
+// use; work is submitted one call at a time. Every call makes the device current (hipSetDevice)
+// on a locked OS thread for its duration, so goroutines may use a Device from any thread.
 type Device struct {
-	mu     sync.Mutex
-	lib    *hipLib
-	index  int
-	stream uintptr // hipStream_t
-	events [2]uintptr
-	info   DeviceInfo
-
-	buffers map[*Buffer]struct{}
-	kernels map[*Kernel]struct{}
-	closed  bool
-	broken  error // a sticky error left the device unusable
+	d    *gpudrv.Device
+	lib  *hipLib
+	info DeviceInfo
 }
+
+// Buffer is a region of device memory (hipMalloc). Write and Read copy synchronously between it
+// and Go memory; Whole and Range make Views of it. A Buffer belongs to the Device that made it
+// and is freed by Release or Close.
+type Buffer = gpudrv.Buffer
+
+// View is a byte range of a Buffer, passed to a Stream launch as the buffer's device address
+// plus Offset; Size 0 means to the end of the buffer, and Offset must be a multiple of
+// ViewAlignment.
+type View = gpudrv.View
+
+// ViewAlignment is what a View's offset must be a multiple of (16 bytes).
+const ViewAlignment = gpudrv.ViewAlignment
+
+// Stats counts what a device did since it was opened: submissions, waits, launches, host
+// copies.
+type Stats = gpudrv.Stats
 
 // Open opens device index (an index into Devices): it creates a stream and two timing events on
 // it.
@@ -291,62 +254,14 @@ func Open(index int) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hip: Open: device %d: %w", index, err)
 	}
-	d := &Device{lib: l, index: index, info: info, buffers: map[*Buffer]struct{}{}, kernels: map[*Kernel]struct{}{}}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := d.open(); err != nil {
-		d.destroy()
+	d, err := gpudrv.Open(&hipDevice{l: l, index: index}, gpudrv.Config{
+		Backend: "hip", Index: index, Name: info.Name, MaxThreadsPerBlock: info.MaxThreadsPerBlock,
+		MaxBlock: info.MaxBlock, MaxGrid: info.MaxGrid, Sticky: hipStickyErrors,
+	})
+	if err != nil {
 		return nil, fmt.Errorf("hip: Open: device %d (%s): %w", index, info.Name, err)
 	}
-	return d, nil
-}
-
-func (d *Device) open() error {
-	l := d.lib
-	if err := l.check("hipSetDevice", dynlib.Call(l.hipSetDevice, uintptr(d.index))); err != nil {
-		return err
-	}
-	if err := l.check("hipStreamCreate", dynlib.Call(l.hipStreamCreate, uintptr(unsafe.Pointer(&d.stream)))); err != nil {
-		return err
-	}
-	for i := range d.events {
-		if err := l.check("hipEventCreate", dynlib.Call(l.hipEventCreate, uintptr(unsafe.Pointer(&d.events[i])))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// destroy frees whatever exists; the device must be current on the locked thread. Errors are
-// ignored: it runs on failure and at Close, when nothing better can be done.
-func (d *Device) destroy() {
-	l := d.lib
-	for b := range d.buffers {
-		if b.ptr != 0 {
-			dynlib.Call(l.hipFree, b.ptr)
-			b.ptr = 0
-		}
-		b.released = true
-	}
-	clear(d.buffers)
-	for k := range d.kernels {
-		if k.module != 0 {
-			dynlib.Call(l.hipModuleUnload, k.module)
-			k.module, k.fn = 0, 0
-		}
-		k.released = true
-	}
-	clear(d.kernels)
-	for i, e := range d.events {
-		if e != 0 {
-			dynlib.Call(l.hipEventDestroy, e)
-			d.events[i] = 0
-		}
-	}
-	if d.stream != 0 {
-		dynlib.Call(l.hipStreamDestroy, d.stream)
-		d.stream = 0
-	}
+	return &Device{d: d, lib: l, info: info}, nil
 }
 
 // Info describes the device.
@@ -355,167 +270,143 @@ func (d *Device) Info() DeviceInfo { return d.info }
 // RuntimeVersion returns hipRuntimeGetVersion of the loaded library (0 if it cannot say).
 func (d *Device) RuntimeVersion() int { return d.lib.runtimeVersion }
 
-// enter locks the device and the calling goroutine to its OS thread and makes the device
-// current there; leave undoes both. It fails on a closed or broken device.
-func (d *Device) enter(op string) (leave func(), err error) {
-	d.mu.Lock()
-	runtime.LockOSThread()
-	leave = func() {
-		runtime.UnlockOSThread()
-		d.mu.Unlock()
-	}
-	switch {
-	case d.closed:
-		leave()
-		return nil, fmt.Errorf("hip: %s: device closed", op)
-	case d.broken != nil:
-		leave()
-		return nil, fmt.Errorf("hip: %s: device %d is unusable after an earlier error: %w", op, d.index, d.broken)
-	}
-	if err := d.lib.check("hipSetDevice", dynlib.Call(d.lib.hipSetDevice, uintptr(d.index))); err != nil {
-		leave()
-		return nil, fmt.Errorf("hip: %s: %w", op, err)
-	}
-	return leave, nil
-}
-
-// fail records a sticky error (after which the device is unusable) and returns err.
-func (d *Device) fail(err error) error {
-	var re *ResultError
-	if errors.As(err, &re) && hipStickyErrors[re.Code] {
-		d.broken = err
-	}
-	return err
-}
-
 // Close waits for the device's work to finish and frees everything made on it: buffers,
 // kernels, the stream and the events. Closing twice is a no-op; the error is the wait's.
-func (d *Device) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil
-	}
-	d.closed = true
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var err error
-	if e := d.lib.check("hipSetDevice", dynlib.Call(d.lib.hipSetDevice, uintptr(d.index))); e != nil {
-		err = e
-	} else if d.broken == nil && d.stream != 0 {
-		err = d.lib.check("hipStreamSynchronize", dynlib.Call(d.lib.hipStreamSynchronize, d.stream))
-	}
-	d.destroy()
-	if err != nil {
-		return fmt.Errorf("hip: Close: %w", err)
-	}
-	return nil
-}
-
-// Buffer is a region of device memory (hipMalloc). Write and Read copy synchronously between it
-// and Go memory. A Buffer belongs to the Device that made it and is freed by Release or Close.
-type Buffer struct {
-	dev      *Device
-	ptr      uintptr // device address
-	size     int
-	released bool
-}
+func (d *Device) Close() error { return d.d.Close() }
 
 // NewBuffer allocates size bytes (at least 1) of device memory, zero-filled.
-func (d *Device) NewBuffer(size int) (*Buffer, error) {
-	if size <= 0 {
-		return nil, fmt.Errorf("hip: NewBuffer: size %d: must be positive", size)
-	}
-	leave, err := d.enter("NewBuffer")
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	l := d.lib
-	b := &Buffer{dev: d, size: size}
-	if err := l.check("hipMalloc", dynlib.Call(l.hipMalloc, uintptr(unsafe.Pointer(&b.ptr)), uintptr(size))); err != nil {
-		return nil, fmt.Errorf("hip: NewBuffer(%d): %w", size, d.fail(err))
-	}
-	if err := l.check("hipMemset", dynlib.Call(l.hipMemset, b.ptr, 0, uintptr(size))); err != nil {
-		dynlib.Call(l.hipFree, b.ptr)
-		return nil, fmt.Errorf("hip: NewBuffer(%d): %w", size, d.fail(err))
-	}
-	d.buffers[b] = struct{}{}
-	return b, nil
+func (d *Device) NewBuffer(size int) (*Buffer, error) { return d.d.NewBuffer(size) }
+
+// Stats returns the device's counters.
+func (d *Device) Stats() Stats { return d.d.Stats() }
+
+// hipDevice is the HIP runtime for one open device: gpudrv.Driver over its ordinal.
+type hipDevice struct {
+	l     *hipLib
+	index int
 }
 
-// Size returns the buffer's size in bytes.
-func (b *Buffer) Size() int { return b.size }
-
-// Pointer returns the buffer's device address; 0 once released.
-func (b *Buffer) Pointer() uint64 { return uint64(b.ptr) }
-
-// checkRange validates [offset, offset+n) against the buffer.
-func (b *Buffer) checkRange(op string, offset, n int) error {
-	if b.released {
-		return fmt.Errorf("hip: Buffer.%s: buffer released", op)
-	}
-	if offset < 0 || n < 0 || offset > b.size || n > b.size-offset {
-		return fmt.Errorf("hip: Buffer.%s: range [%d, %d+%d) outside the buffer's %d bytes", op, offset, offset, n, b.size)
-	}
-	return nil
+func (h *hipDevice) Current() error {
+	return h.l.check("hipSetDevice", dynlib.Call(h.l.hipSetDevice, uintptr(h.index)))
 }
 
-// Write copies data into the buffer at offset and returns when the copy is done. The range must
-// lie inside the buffer.
-func (b *Buffer) Write(offset int, data []byte) error {
-	leave, err := b.dev.enter("Buffer.Write")
-	if err != nil {
-		return err
-	}
-	defer leave()
-	if err := b.checkRange("Write", offset, len(data)); err != nil || len(data) == 0 {
-		return err
-	}
-	l := b.dev.lib
-	// Synchronous with the null stream; the device's stream is a blocking one, so earlier
-	// launches finish first.
-	if err := l.check("hipMemcpyHtoD", dynlib.Call(l.hipMemcpyHtoD, b.ptr+uintptr(offset), uintptr(unsafe.Pointer(&data[0])), uintptr(len(data)))); err != nil {
-		return fmt.Errorf("hip: Buffer.Write: %w", b.dev.fail(err))
-	}
-	return nil
+func (h *hipDevice) Alloc(size int) (uint64, error) {
+	var p uintptr
+	err := h.l.check("hipMalloc", dynlib.Call(h.l.hipMalloc, uintptr(unsafe.Pointer(&p)), uintptr(size)))
+	return uint64(p), err
 }
 
-// Read copies len(dst) bytes of the buffer from offset into dst, after the work launched before
-// it has finished. The range must lie inside the buffer.
-func (b *Buffer) Read(offset int, dst []byte) error {
-	leave, err := b.dev.enter("Buffer.Read")
-	if err != nil {
-		return err
-	}
-	defer leave()
-	if err := b.checkRange("Read", offset, len(dst)); err != nil || len(dst) == 0 {
-		return err
-	}
-	l := b.dev.lib
-	if err := l.check("hipStreamSynchronize", dynlib.Call(l.hipStreamSynchronize, b.dev.stream)); err != nil {
-		return fmt.Errorf("hip: Buffer.Read: %w", b.dev.fail(err))
-	}
-	if err := l.check("hipMemcpyDtoH", dynlib.Call(l.hipMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), b.ptr+uintptr(offset), uintptr(len(dst)))); err != nil {
-		return fmt.Errorf("hip: Buffer.Read: %w", b.dev.fail(err))
-	}
-	return nil
+func (h *hipDevice) Free(p uint64) error {
+	return h.l.check("hipFree", dynlib.Call(h.l.hipFree, uintptr(p)))
 }
 
-// Release frees the buffer. Releasing twice, or after the device was closed, is a no-op.
-func (b *Buffer) Release() {
-	d := b.dev
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if b.released || d.closed {
-		return
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if dynlib.Call(d.lib.hipSetDevice, uintptr(d.index)) == 0 {
-		dynlib.Call(d.lib.hipFree, b.ptr)
-	}
-	b.ptr = 0
-	b.released = true
-	delete(d.buffers, b)
+func (h *hipDevice) Zero(p uint64, n int) error {
+	return h.l.check("hipMemset", dynlib.Call(h.l.hipMemset, uintptr(p), 0, uintptr(n)))
 }
+
+// CopyHtoD is synchronous with the null stream; the device's stream is a blocking one, so
+// earlier launches finish first.
+func (h *hipDevice) CopyHtoD(dst uint64, src []byte) error {
+	return h.l.check("hipMemcpyHtoD", dynlib.Call(h.l.hipMemcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))))
+}
+
+func (h *hipDevice) CopyDtoH(dst []byte, src uint64) error {
+	return h.l.check("hipMemcpyDtoH", dynlib.Call(h.l.hipMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst))))
+}
+
+func (h *hipDevice) LoadModule(code []byte) (uintptr, error) {
+	img := slices.Clone(code)
+	var m uintptr
+	err := h.l.check("hipModuleLoadData", dynlib.Call(h.l.hipModuleLoadData, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&img[0]))))
+	return m, err
+}
+
+func (h *hipDevice) UnloadModule(m uintptr) error {
+	return h.l.check("hipModuleUnload", dynlib.Call(h.l.hipModuleUnload, m))
+}
+
+func (h *hipDevice) Function(m uintptr, name string) (uintptr, error) {
+	var fn uintptr
+	err := h.l.check("hipModuleGetFunction", dynlib.Call(h.l.hipModuleGetFunction, uintptr(unsafe.Pointer(&fn)), m, uintptr(unsafe.Pointer(dynlib.CBytes(name)))))
+	return fn, err
+}
+
+// hipFunction_attribute values the runtime reads.
+const (
+	hipFuncAttrMaxThreadsPerBlock = 0
+	hipFuncAttrSharedSizeBytes    = 1
+	hipFuncAttrNumRegs            = 4
+)
+
+// FuncInfo reads what hipFuncGetAttribute reports, where the library has it; every attribute is
+// optional (the thread limit falls back to the device's). HIP cannot list parameter sizes.
+func (h *hipDevice) FuncInfo(fn uintptr) (gpudrv.FuncInfo, error) {
+	var info gpudrv.FuncInfo
+	if h.l.hipFuncGetAttribute == 0 {
+		return info, nil
+	}
+	attr := func(a int) (int, bool) {
+		var v int32
+		ok := dynlib.Call(h.l.hipFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), fn) == 0
+		return int(v), ok
+	}
+	if v, ok := attr(hipFuncAttrMaxThreadsPerBlock); ok && v > 0 {
+		info.MaxThreads = v
+	}
+	info.Registers, _ = attr(hipFuncAttrNumRegs)
+	info.SharedMemory, _ = attr(hipFuncAttrSharedSizeBytes)
+	return info, nil
+}
+
+func (h *hipDevice) Launch(fn uintptr, grid, block [3]uint32, stream uintptr, args []unsafe.Pointer) error {
+	var params uintptr
+	if len(args) > 0 {
+		params = uintptr(unsafe.Pointer(&args[0]))
+	}
+	r := dynlib.Call(h.l.hipModuleLaunchKernel, fn,
+		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
+		0, stream, params, 0)
+	return h.l.check("hipModuleLaunchKernel", r)
+}
+
+func (h *hipDevice) StreamCreate() (uintptr, error) {
+	var s uintptr
+	err := h.l.check("hipStreamCreate", dynlib.Call(h.l.hipStreamCreate, uintptr(unsafe.Pointer(&s))))
+	return s, err
+}
+
+func (h *hipDevice) StreamDestroy(s uintptr) error {
+	return h.l.check("hipStreamDestroy", dynlib.Call(h.l.hipStreamDestroy, s))
+}
+
+func (h *hipDevice) StreamSync(s uintptr) error {
+	return h.l.check("hipStreamSynchronize", dynlib.Call(h.l.hipStreamSynchronize, s))
+}
+
+func (h *hipDevice) EventCreate() (uintptr, error) {
+	var e uintptr
+	err := h.l.check("hipEventCreate", dynlib.Call(h.l.hipEventCreate, uintptr(unsafe.Pointer(&e))))
+	return e, err
+}
+
+func (h *hipDevice) EventDestroy(e uintptr) error {
+	return h.l.check("hipEventDestroy", dynlib.Call(h.l.hipEventDestroy, e))
+}
+
+func (h *hipDevice) EventRecord(e, s uintptr) error {
+	return h.l.check("hipEventRecord", dynlib.Call(h.l.hipEventRecord, e, s))
+}
+
+func (h *hipDevice) EventSync(e uintptr) error {
+	return h.l.check("hipEventSynchronize", dynlib.Call(h.l.hipEventSynchronize, e))
+}
+
+func (h *hipDevice) EventElapsed(start, end uintptr) (float32, error) {
+	var ms float32
+	err := h.l.check("hipEventElapsedTime", dynlib.Call(h.l.hipEventElapsedTime, uintptr(unsafe.Pointer(&ms)), start, end))
+	return ms, err
+}
+
+// Release does nothing: HIP's device needs no handle held.
+func (h *hipDevice) Release() {}

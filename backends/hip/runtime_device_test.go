@@ -185,3 +185,94 @@ func TestRuntimeDeviceBuffers(t *testing.T) {
 		t.Fatalf("NewBuffer after Close: %v", err)
 	}
 }
+
+// TestRuntimeDeviceStream runs a chain of dependent saxpy launches on views of one buffer (y1
+// reads y0, y2 reads y1) in one Stream: one submission and one wait for all three, each launch
+// given the buffer's address plus its view's offset, and the results bit for bit those of
+// running them one after another. Then the same chain timed, and the errors a Stream reports.
+func TestRuntimeDeviceStream(t *testing.T) {
+	d := rtOpenDevice(t)
+	k, err := d.Compile(rtSaxpySource, "saxpy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4099
+	const slot = (4*n + ViewAlignment - 1) / ViewAlignment * ViewAlignment
+	a := float32(1.0000001)
+	x, ys := make([]float32, n), make([]float32, 3*slot/4)
+	for i := range x {
+		x[i] = 1 + float32(i%97)/128
+		for j := 0; j < 3; j++ {
+			ys[j*slot/4+i] = -x[i] * float32(j+1)
+		}
+	}
+	want := append([]float32(nil), ys...)
+	prev := x
+	for j := 0; j < 3; j++ {
+		yj := want[j*slot/4 : j*slot/4+n]
+		for i := range yj {
+			yj[i] = float32(a*prev[i]) + yj[i]
+		}
+		prev = yj
+	}
+	yb, xb := rtDeviceBuffer(t, d, rtF32Bytes(ys)), rtDeviceBuffer(t, d, rtF32Bytes(x))
+	chain := func(s *Stream) {
+		t.Helper()
+		src := xb.Whole()
+		for j := 0; j < 3; j++ {
+			dst := yb.Range(j*slot, 4*n)
+			if err := s.Launch(k, []View{dst, src}, []uint32{math.Float32bits(a), n}, [3]uint32{(n + 127) / 128, 1, 1}, [3]uint32{128, 1, 1}); err != nil {
+				t.Fatal(err)
+			}
+			src = dst
+		}
+	}
+	s, err := d.NewStream(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := d.Stats()
+	chain(s)
+	if err := s.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	after := d.Stats()
+	if after.Submits-before.Submits != 1 || after.Syncs-before.Syncs != 1 || after.Launches-before.Launches != 3 {
+		t.Errorf("a chain of 3 launches moved the counters from %+v to %+v: want 1 submission, 1 wait, 3 launches", before, after)
+	}
+	got := rtBytesF32(rtReadAll(t, yb))
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("y[%d] (slot %d) = %v, want %v", i, i/(slot/4), got[i], want[i])
+		}
+	}
+
+	timed, err := d.NewStream(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain(timed)
+	if err := timed.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	if ts := timed.Times(); len(ts) != 3 || ts[0] <= 0 || ts[2] <= 0 {
+		t.Fatalf("timed stream: %v", ts)
+	}
+	t.Logf("3 chained saxpy launches of %d: %v", n, timed.Times())
+
+	if err := s.Launch(k, []View{yb.Range(2*slot, 2*slot), xb.Whole()}, []uint32{0, n}, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}); err == nil ||
+		!strings.Contains(err.Error(), "buffer 0: view") {
+		t.Fatalf("a view past the end: %v", err)
+	}
+	tmp, err := d.NewBuffer(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Launch(k, []View{tmp.Whole(), xb.Whole()}, []uint32{0, n}, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}); err != nil {
+		t.Fatal(err)
+	}
+	tmp.Release()
+	if err := s.Submit(); err == nil || !strings.Contains(err.Error(), "buffer 0 was released") {
+		t.Fatalf("Submit after a release: %v", err)
+	}
+}

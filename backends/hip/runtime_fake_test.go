@@ -57,6 +57,7 @@ func TestRuntimeFakeRuntime(t *testing.T) {
 	}
 	t.Run("Saxpy", TestRuntimeDeviceSaxpy)
 	t.Run("Buffers", TestRuntimeDeviceBuffers)
+	t.Run("Stream", TestRuntimeDeviceStream)
 	if l, err := loadHIP(); err != nil || l.errorName(4242) != "hipErrorFake4242" {
 		t.Errorf("hipGetErrorName fallback: %v", err)
 	}
@@ -66,5 +67,35 @@ func TestRuntimeFakeRuntime(t *testing.T) {
 	}
 	if n := int64(dynlib.Call(dynlib.Symbol(h, "fake_live_allocs"))); n != 0 {
 		t.Errorf("%d device allocations still live", n)
+	}
+
+	// A Stream of several launches waits once, at the runtime: the fake counts every
+	// hipStreamSynchronize and hipEventSynchronize.
+	dev, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	k, err := dev.Compile(rtSaxpySource, "saxpy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ := dev.NewBuffer(4 * 64)
+	x, _ := dev.NewBuffer(4 * 64)
+	s, err := dev.NewStream(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		if err := s.Launch(k, []View{y.Range(64*i, 64), x.Whole()}, []uint32{0, 16}, [3]uint32{1, 1, 1}, [3]uint32{16, 1, 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncs := int64(dynlib.Call(dynlib.Symbol(h, "fake_syncs")))
+	if err := s.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := int64(dynlib.Call(dynlib.Symbol(h, "fake_syncs"))) - syncs; got != 1 {
+		t.Errorf("a stream of 4 launches waited %d times, want 1", got)
 	}
 }

@@ -6,8 +6,9 @@ import (
 	"github.com/onesource-go/onesource/internal/dynlib"
 	"regexp"
 	"strings"
-	"sync"
 	"unsafe"
+
+	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
 // LibraryEnv is the environment variable that names the HIP runtime library (libamdhip64) to
@@ -29,17 +30,10 @@ func rtUnavailable(format string, args ...any) error {
 	return fmt.Errorf("%w: hip: %s", ErrUnavailable, fmt.Sprintf(format, args...))
 }
 
-// ResultError is a HIP or HIPRTC call that returned something other than success.
-type ResultError struct {
-	Call string // the C function as resolved, e.g. "hipModuleLaunchKernel" or "hipGetDevicePropertiesR0600"
-	Code int    // the hipError_t or hiprtcResult value
-	Name string // the value's name, e.g. "hipErrorNoDevice"
-}
-
-// Error names the call and the result, e.g. "hipGetDeviceCount: hipErrorNoDevice (100)".
-func (e *ResultError) Error() string {
-	return fmt.Sprintf("%s: %s (%d)", e.Call, e.Name, e.Code)
-}
+// ResultError is a HIP or HIPRTC call that returned something other than success: Call names
+// the C function as resolved (e.g. "hipModuleLaunchKernel" or "hipGetDevicePropertiesR0600"),
+// Code is the hipError_t or hiprtcResult value and Name its name (e.g. "hipErrorNoDevice").
+type ResultError = gpudrv.ResultError
 
 // hipLib is a loaded HIP runtime library with its functions.
 type hipLib struct {
@@ -138,11 +132,7 @@ func (l *hipLib) errorName(code int) string {
 
 // check turns a hipError_t into an error naming the call (nil for hipSuccess).
 func (l *hipLib) check(call string, r uintptr) error {
-	code := int(int32(uint32(r)))
-	if code == 0 {
-		return nil
-	}
-	return &ResultError{Call: call, Code: code, Name: l.errorName(code)}
+	return gpudrv.Check(call, r, l.errorName)
 }
 
 // sym returns the symbol resolved for fn (for error messages naming the versioned call).
@@ -153,33 +143,15 @@ func (l *hipLib) sym(fn string) string {
 	return fn
 }
 
-type rtHIPResult struct {
-	lib *hipLib
-	err error
-}
-
-var rtHIPs struct {
-	sync.Mutex
-	m map[string]rtHIPResult
-}
+// rtHIPs holds the HIP runtime libraries loaded, by candidate list.
+var rtHIPs gpudrv.Memo[*hipLib]
 
 // loadHIP loads the HIP runtime library and initialises it (hipInit), once per candidate list;
 // the environment is read on every call, so a changed ONESOURCE_HIP_LIBRARY takes effect. A
 // library that loads but whose hipInit fails (no GPU, no driver) is returned with initErr set.
 func loadHIP() (*hipLib, error) {
 	names, source := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
-	key := strings.Join(names, "\x00")
-	rtHIPs.Lock()
-	defer rtHIPs.Unlock()
-	if r, ok := rtHIPs.m[key]; ok {
-		return r.lib, r.err
-	}
-	lib, err := openHIP(names, source)
-	if rtHIPs.m == nil {
-		rtHIPs.m = map[string]rtHIPResult{}
-	}
-	rtHIPs.m[key] = rtHIPResult{lib, err}
-	return lib, err
+	return rtHIPs.Get(strings.Join(names, "\x00"), func() (*hipLib, error) { return openHIP(names, source) })
 }
 
 // hipNoDevice is what hipInit and hipGetDeviceCount return on a machine without an AMD GPU.
@@ -275,31 +247,25 @@ func (n *hiprtcLib) table() []dynlib.Sym {
 
 // check turns a hiprtcResult into an error naming the call (nil for HIPRTC_SUCCESS).
 func (n *hiprtcLib) check(call string, r uintptr) error {
-	code := int(int32(uint32(r)))
-	if code == 0 {
-		return nil
+	return gpudrv.Check(call, r, n.resultName)
+}
+
+// resultName names a hiprtcResult: from the table, else with hiprtcGetErrorString's text.
+func (n *hiprtcLib) resultName(code int) string {
+	if name, ok := hiprtcResultNames[code]; ok {
+		return name
 	}
-	name, ok := hiprtcResultNames[code]
-	if !ok {
-		name = fmt.Sprintf("hiprtcResult(%d)", code)
-		if n.hiprtcGetErrorString != 0 {
-			if s := dynlib.CStringAt(dynlib.Call(n.hiprtcGetErrorString, uintptr(code))); s != "" {
-				name += " " + s
-			}
+	name := fmt.Sprintf("hiprtcResult(%d)", code)
+	if n != nil && n.hiprtcGetErrorString != 0 {
+		if s := dynlib.CStringAt(dynlib.Call(n.hiprtcGetErrorString, uintptr(code))); s != "" {
+			name += " " + s
 		}
 	}
-	return &ResultError{Call: call, Code: code, Name: name}
+	return name
 }
 
-type rtHIPRTCResult struct {
-	lib *hiprtcLib
-	err error
-}
-
-var rtHIPRTCs struct {
-	sync.Mutex
-	m map[string]rtHIPRTCResult
-}
+// rtHIPRTCs holds the HIPRTC libraries loaded, by candidate lists.
+var rtHIPRTCs gpudrv.Memo[*hiprtcLib]
 
 // loadHIPRTC loads HIPRTC: the library HIPRTCLibraryEnv names, else the first of libhiprtc.so*,
 // else the hiprtc functions inside the HIP runtime library (ROCm 5.0-5.2).
@@ -307,17 +273,7 @@ func loadHIPRTC() (*hiprtcLib, error) {
 	names, source := dynlib.Candidates(HIPRTCLibraryEnv, rtHIPRTCNames, rtROCmLibDirs)
 	hipNames, _ := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
 	key := strings.Join(names, "\x00") + "\x01" + strings.Join(hipNames, "\x00")
-	rtHIPRTCs.Lock()
-	defer rtHIPRTCs.Unlock()
-	if r, ok := rtHIPRTCs.m[key]; ok {
-		return r.lib, r.err
-	}
-	lib, err := openHIPRTC(names, source)
-	if rtHIPRTCs.m == nil {
-		rtHIPRTCs.m = map[string]rtHIPRTCResult{}
-	}
-	rtHIPRTCs.m[key] = rtHIPRTCResult{lib, err}
-	return lib, err
+	return rtHIPRTCs.Get(key, func() (*hiprtcLib, error) { return openHIPRTC(names, source) })
 }
 
 func openHIPRTC(names []string, source string) (*hiprtcLib, error) {

@@ -400,32 +400,5 @@ func TestRuntimeCandidates(t *testing.T) {
 	}
 }
 
-// TestRuntimePrepareValidation checks the launch checks made before any HIP call.
-func TestRuntimePrepareValidation(t *testing.T) {
-	d := &Device{info: DeviceInfo{MaxBlock: [3]uint32{1024, 1024, 1024}, MaxGrid: [3]uint32{1 << 31, 1 << 31, 1 << 31}}}
-	k := &Kernel{dev: d, name: "k", maxThreads: 1024}
-	b := &Buffer{dev: d, ptr: 0x1000, size: 16}
-	a, err := d.prepare("Launch", k, []*Buffer{b, b}, []uint32{1, 2}, [3]uint32{1, 1, 1}, [3]uint32{256, 1, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(a.args) != 4 || *(*uint64)(a.args[1]) != 0x1000 || *(*uint32)(a.args[3]) != 2 {
-		t.Fatal("argument layout")
-	}
-	a.unpin()
-	for _, c := range []struct {
-		bufs  []*Buffer
-		block [3]uint32
-		want  string
-	}{
-		{[]*Buffer{nil}, [3]uint32{1, 1, 1}, "is nil"},
-		{[]*Buffer{{dev: &Device{}}}, [3]uint32{1, 1, 1}, "another device"},
-		{nil, [3]uint32{2048, 1, 1}, "exceed"},
-		{nil, [3]uint32{64, 64, 1}, "the kernel allows 1024"},
-		{nil, [3]uint32{0, 1, 1}, "at least 1"},
-	} {
-		if _, err := d.prepare("Launch", k, c.bufs, nil, [3]uint32{1, 1, 1}, c.block); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v %v: %v, want %q", c.bufs, c.block, err, c.want)
-		}
-	}
-}
+// The launch checks are the shared device's (internal/gpudrv): its tests cover them with a fake
+// driver, and TestRuntimeFakeRuntime runs them through this package's runtime calls.

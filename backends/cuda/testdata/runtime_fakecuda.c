@@ -3,8 +3,9 @@
 // runtime calls with the real signatures, checks what a real driver would refuse (a call without
 // the context current on the calling thread, a launch on another stream, a bad image, NVRTC
 // without --fmad=false), and runs two kernels on the CPU: saxpy(float* y, const float* x,
-// float a, unsigned n) and empty(). It proves the plumbing (argument order, pointers, versioned
-// symbols, errors), not any GPU behaviour. Build with -ffp-contract=off.
+// float a, unsigned n) and empty(). It counts launches and waits (fake_launches, fake_syncs).
+// It proves the plumbing (argument order, pointers, versioned symbols, errors), not any GPU
+// behaviour. Build with -ffp-contract=off.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@ static long live_allocs;
 long fake_live_allocs(void) { return live_allocs; }
 static long launches;
 long fake_launches(void) { return launches; }
+static long syncs;  // waits: cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize
+long fake_syncs(void) { return syncs; }
 
 CUresult cuInit(unsigned flags) { return flags == 0 ? 0 : 1; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
@@ -73,7 +76,7 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
 }
 CUresult cuDevicePrimaryCtxRelease_v2(int dev) { retained--; return dev == 7 ? 0 : 101; }
 CUresult cuCtxSetCurrent(void *ctx) { current = ctx; return 0; }
-CUresult cuCtxSynchronize(void) { return current == CTX ? 0 : 201; }
+CUresult cuCtxSynchronize(void) { syncs++; return current == CTX ? 0 : 201; }
 
 #define NEED_CTX() do { if (current != CTX) return 201; } while (0)  // CUDA_ERROR_INVALID_CONTEXT
 
@@ -139,7 +142,7 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) { NEED_CTX(); mem
 CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) { NEED_CTX(); memset((void *)(uintptr_t)p, v, n); return 0; }
 CUresult cuStreamCreate(void **s, unsigned flags) { NEED_CTX(); *s = STREAM; return flags == 0 ? 0 : 1; }
 CUresult cuStreamDestroy_v2(void *s) { return s == STREAM ? 0 : 400; }
-CUresult cuStreamSynchronize(void *s) { NEED_CTX(); return s == STREAM ? 0 : 400; }
+CUresult cuStreamSynchronize(void *s) { NEED_CTX(); syncs++; return s == STREAM ? 0 : 400; }
 
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
@@ -173,7 +176,7 @@ static double now(void) {
 CUresult cuEventCreate(void **e, unsigned flags) { NEED_CTX(); *e = calloc(1, sizeof(event)); return flags == 0 ? 0 : 1; }
 CUresult cuEventDestroy_v2(void *e) { free(e); return 0; }
 CUresult cuEventRecord(void *e, void *s) { NEED_CTX(); ((event *)e)->t = now(); return s == STREAM ? 0 : 400; }
-CUresult cuEventSynchronize(void *e) { NEED_CTX(); return 0; }
+CUresult cuEventSynchronize(void *e) { NEED_CTX(); syncs++; return 0; }
 CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
 	*ms = (float)((((event *)b)->t - ((event *)a)->t) * 1e3) + 0.001f;
 	return 0;

@@ -19,6 +19,8 @@ typedef int hipError_t;
 static __thread int current = -1;  // the device current on this thread
 static long live_allocs;
 long fake_live_allocs(void) { return live_allocs; }
+static long syncs;  // waits: hipStreamSynchronize, hipEventSynchronize
+long fake_syncs(void) { return syncs; }
 
 hipError_t hipInit(unsigned flags) { return flags == 0 ? 0 : 1; }
 hipError_t hipRuntimeGetVersion(int *v) { *v = 60443483; return 0; }
@@ -113,7 +115,7 @@ hipError_t hipMemcpyHtoD(void *dst, const void *src, size_t n) { NEED_DEV(); mem
 hipError_t hipMemcpyDtoH(void *dst, const void *src, size_t n) { NEED_DEV(); memcpy(dst, src, n); return 0; }
 hipError_t hipStreamCreate(void **s) { NEED_DEV(); *s = STREAM; return 0; }
 hipError_t hipStreamDestroy(void *s) { return s == STREAM ? 0 : 400; }
-hipError_t hipStreamSynchronize(void *s) { NEED_DEV(); return s == STREAM ? 0 : 400; }
+hipError_t hipStreamSynchronize(void *s) { NEED_DEV(); syncs++; return s == STREAM ? 0 : 400; }
 hipError_t hipModuleLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                                  unsigned shared, void *stream, void **params, void **extra) {
 	NEED_DEV();
@@ -140,7 +142,7 @@ static double now(void) {
 hipError_t hipEventCreate(void **e) { NEED_DEV(); *e = calloc(1, sizeof(event)); return 0; }
 hipError_t hipEventDestroy(void *e) { free(e); return 0; }
 hipError_t hipEventRecord(void *e, void *s) { NEED_DEV(); ((event *)e)->t = now(); return s == STREAM ? 0 : 400; }
-hipError_t hipEventSynchronize(void *e) { return 0; }
+hipError_t hipEventSynchronize(void *e) { syncs++; return 0; }
 hipError_t hipEventElapsedTime(float *ms, void *a, void *b) {
 	*ms = (float)((((event *)b)->t - ((event *)a)->t) * 1e3) + 0.001f;
 	return 0;
