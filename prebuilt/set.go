@@ -73,6 +73,9 @@ func (a *Artifact) Hash() string { return "sha256:" + a.SHA256 }
 type Kernel struct {
 	Name      string
 	Source    string // where the kernel was built: "file.go:line" (base name only)
+	// IRHash is the SHA-256 of the kernel's IR text when its files were generated: a kernel whose
+	// source changed since builds another IR (generate.Check, onesource gen -check).
+	IRHash    string
 	Workgroup [3]uint32
 	Buffers   []Buffer
 	Params    []Param

@@ -27,8 +27,9 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write every kernel's files into `DIR` (no Go file); default: package mode")
 	backends := fs.String("backends", "vulkan", "comma-separated backends ("+strings.Join(generate.BackendNames(), ", ")+") or all")
+	check := fs.Bool("check", false, "write nothing: exit 1 listing the generated files that differ from what generation would write now (for CI)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource gen [-backends vulkan,...|all] [-o DIR] [PACKAGE...]")
+		fmt.Fprintln(stderr, "usage: onesource gen [-backends vulkan,...|all] [-o DIR] [-check] [PACKAGE...]")
 		fmt.Fprintln(stderr, "")
 		fmt.Fprintln(stderr, "Builds the kernels of the Go packages (default: the package in the current directory):")
 		fmt.Fprintln(stderr, "those `func Kernels() []*dsl.Kernel` returns or, without it, every exported function")
@@ -70,6 +71,9 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	dargs := []string{"-backends", *backends}
+	if *check {
+		dargs = append(dargs, "-check")
+	}
 	if *out != "" {
 		absOut, err := filepath.Abs(*out)
 		if err != nil {

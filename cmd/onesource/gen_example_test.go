@@ -164,6 +164,29 @@ func TestGoGenerateExample(t *testing.T) {
 	if out, err := goCmd(t, dir, "vet", "./..."); err != nil {
 		t.Fatalf("go vet in the example module: %v\n%s", err, out)
 	}
+	// gen -check (CI): up to date now; after an edit of a kernel's source, stale, naming the
+	// files, and nothing written.
+	if out, err := goCmd(t, dir, "tool", "onesource", "gen", "-backends", "all", "-check", "./gpu"); err != nil || !strings.Contains(out, "up to date") {
+		t.Fatalf("gen -check on fresh files: %v\n%s", err, out)
+	}
+	src := filepath.Join(dir, "gpu", "gpu.go")
+	orig, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(orig, []byte("AxpyLanes    = 64"), []byte("AxpyLanes    = 128"), 1)
+	if bytes.Equal(edited, orig) {
+		t.Fatal("the example no longer declares AxpyLanes    = 64: update this test's edit")
+	}
+	os.WriteFile(src, edited, 0o644)
+	before := snapshot(t, dir)
+	if out, err := goCmd(t, dir, "tool", "onesource", "gen", "-backends", "all", "-check", "./gpu"); err == nil || !strings.Contains(out, "stale") || !strings.Contains(out, "axpy.spv") {
+		t.Errorf("gen -check after editing axpy: %v\n%s", err, out)
+	}
+	if d := diffTrees(before, snapshot(t, dir)); len(d) > 0 {
+		t.Errorf("gen -check wrote files: %v", d)
+	}
+	os.WriteFile(src, orig, 0o644)
 	if err := vulkan.Available(); err != nil {
 		t.Skipf("generation checked; not running the example: %v", err)
 	}

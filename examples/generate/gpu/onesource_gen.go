@@ -28,6 +28,7 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 	{
 		Name:      "axpy",
 		Source:    "gpu.go:29",
+		IRHash:    "99b90eb6bd4eaa9edf167cb5ebe6252ec8840a76a7575fff78c5d03d11c3eb51",
 		Workgroup: [3]uint32{64, 1, 1},
 		Buffers: []prebuilt.Buffer{
 			{Name: "x", Elem: "f32", ElemBytes: 4, Access: prebuilt.Read},
@@ -48,6 +49,7 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 	{
 		Name:      "rms_norm",
 		Source:    "ops_norm.go:41",
+		IRHash:    "18c73fdc70c04e17cca41f82af9f02fbb7b1a3e5d7557bdd6c5d63b8fb363bed",
 		Workgroup: [3]uint32{64, 1, 1},
 		Buffers: []prebuilt.Buffer{
 			{Name: "x", Elem: "f32", ElemBytes: 4, Access: prebuilt.Read},
