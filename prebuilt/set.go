@@ -71,8 +71,8 @@ func (a *Artifact) Hash() string { return "sha256:" + a.SHA256 }
 
 // Kernel is one kernel built by onesource gen: its interface and its generated files.
 type Kernel struct {
-	Name      string
-	Source    string // where the kernel was built: "file.go:line" (base name only)
+	Name   string
+	Source string // where the kernel was built: "file.go:line" (base name only)
 	// IRHash is the SHA-256 of the kernel's IR text when its files were generated: a kernel whose
 	// source changed since builds another IR (generate.Check, onesource gen -check).
 	IRHash    string
