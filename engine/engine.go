@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -169,13 +170,20 @@ func (e *Engine) ResetTrace() {
 }
 
 // Flush runs the queued calls: one submission, waited for.
-func (e *Engine) Flush() error {
+func (e *Engine) Flush() error { return e.FlushContext(context.Background()) }
+
+// FlushContext is Flush with a context that can abandon the wait: it returns ctx's error when
+// ctx is done first; the work goes on, the results of the queued calls are not valid, and the
+// engine's next submission waits for it.
+func (e *Engine) FlushContext(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.flushLocked()
+	return e.flushCtx(ctx)
 }
 
-func (e *Engine) flushLocked() error {
+func (e *Engine) flushLocked() error { return e.flushCtx(context.Background()) }
+
+func (e *Engine) flushCtx(ctx context.Context) error {
 	if e.closed {
 		return errors.New("engine: closed")
 	}
@@ -184,7 +192,7 @@ func (e *Engine) flushLocked() error {
 	if e.stream.Len() == 0 {
 		return nil
 	}
-	if err := e.stream.Submit(); err != nil {
+	if err := e.stream.SubmitContext(ctx); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	times := e.stream.Times()

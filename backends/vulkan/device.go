@@ -1,6 +1,7 @@
 package vulkan
 
 import (
+	"context"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -408,6 +409,7 @@ type Device struct {
 	nextID    uint64
 	closed    bool
 	broken    error // set when the device can no longer be trusted (lost, or a wait timed out)
+	inflight  bool  // submitted work not yet waited for (a wait was abandoned)
 }
 
 // Open creates a device on the physical device opts.DeviceIndex with one compute queue and the
@@ -594,6 +596,13 @@ func (d *Device) usableLocked() error {
 	}
 	if d.broken != nil {
 		return fmt.Errorf("vulkan: device unusable after an earlier failure: %w", d.broken)
+	}
+	if d.inflight {
+		// A wait was abandoned: the command buffer and the descriptor sets are in use until the
+		// work is done.
+		if err := d.wait(context.Background()); err != nil {
+			return err
+		}
 	}
 	return nil
 }

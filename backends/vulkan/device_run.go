@@ -1,6 +1,7 @@
 package vulkan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -169,9 +170,9 @@ func (d *Device) recordCmd(timed bool, stage vkPipelineStageFlags, access vkAcce
 	return check("vkEndCommandBuffer", d.fn.endCommandBuffer(cmd))
 }
 
-// submit submits d.cmd and waits for it. A lost device or a wait that times out leaves the
-// device unusable.
-func (d *Device) submit() error {
+// submit submits d.cmd and waits for it (see wait); ctx may abandon the wait. A lost device or
+// a wait that runs past fenceTimeout leaves the device unusable.
+func (d *Device) submit(ctx context.Context) error {
 	if err := check("vkResetFences", d.fn.resetFences(d.handle, 1, unsafe.Pointer(&d.fence))); err != nil {
 		return err
 	}
@@ -184,12 +185,32 @@ func (d *Device) submit() error {
 		return err
 	}
 	d.stats.Submits++
-	r := d.fn.waitForFences(d.handle, 1, unsafe.Pointer(&d.fence), vkTrue, uint64(fenceTimeout.Nanoseconds()))
-	if r == vkTimeout {
-		d.broken = &ResultError{Call: "vkWaitForFences", Result: int32(r)}
-		return fmt.Errorf("vulkan: work did not finish within %v: %w", fenceTimeout, d.broken)
+	d.inflight = true
+	return d.wait(ctx)
+}
+
+// waitSlice is how long one vkWaitForFences of wait lasts before ctx is looked at again.
+const waitSlice = 20 * time.Millisecond
+
+// wait waits for the submitted work (d.fence). When ctx is done first, it returns ctx's error
+// and leaves the work in flight: the device's next use (usableLocked) waits for it. A wait that
+// runs past fenceTimeout in all leaves the device unusable (the work may still be running).
+func (d *Device) wait(ctx context.Context) error {
+	limit := time.Now().Add(fenceTimeout)
+	for {
+		r := d.fn.waitForFences(d.handle, 1, unsafe.Pointer(&d.fence), vkTrue, uint64(waitSlice.Nanoseconds()))
+		if r != vkTimeout {
+			d.inflight = false
+			return d.fatal(check("vkWaitForFences", r))
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("vulkan: stopped waiting for the device's work: %w (the work goes on; the device's next use waits for it)", err)
+		}
+		if time.Now().After(limit) {
+			d.broken = &ResultError{Call: "vkWaitForFences", Result: int32(r)}
+			return fmt.Errorf("vulkan: work did not finish within %v: %w", fenceTimeout, d.broken)
+		}
 	}
-	return d.fatal(check("vkWaitForFences", r))
 }
 
 // fatal marks the device unusable when err is VK_ERROR_DEVICE_LOST, and returns err.
@@ -205,6 +226,13 @@ func (d *Device) fatal(err error) error {
 // as the push constants, and waits for it to finish. len(bufs) must equal the module's number
 // of bindings and len(push) its PushConstantSize.
 func (d *Device) Run(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32) error {
+	return d.RunContext(context.Background(), p, bufs, push, groups)
+}
+
+// RunContext is Run, with a context that can abandon the wait: when ctx is done before the work
+// finishes, RunContext returns ctx's error at once; the work goes on, and the device's next use
+// waits for it. The outputs are not valid then.
+func (d *Device) RunContext(ctx context.Context, p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	x, err := d.prepare("Run", p, bufs, push, groups)
@@ -215,7 +243,7 @@ func (d *Device) Run(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32)
 		return err
 	}
 	d.stats.Dispatches++
-	return d.submit()
+	return d.submit(ctx)
 }
 
 // Bench is the kernel-only benchmark: it runs warmup dispatches (one submit), then records n
@@ -306,7 +334,7 @@ func (d *Device) bench(warmup, n int, rec func(count int, timed bool) error) (Be
 		if err := rec(warmup, false); err != nil {
 			return BenchResult{}, err
 		}
-		if err := d.submit(); err != nil {
+		if err := d.submit(context.Background()); err != nil {
 			return BenchResult{}, err
 		}
 	}
@@ -315,7 +343,7 @@ func (d *Device) bench(warmup, n int, rec func(count int, timed bool) error) (Be
 		return BenchResult{}, err
 	}
 	start := time.Now()
-	if err := d.submit(); err != nil {
+	if err := d.submit(context.Background()); err != nil {
 		return BenchResult{}, err
 	}
 	res := BenchResult{Total: time.Since(start)}

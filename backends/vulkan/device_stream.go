@@ -1,6 +1,7 @@
 package vulkan
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -98,7 +99,10 @@ func (s *Stream) Times() []time.Duration { return s.times }
 // Submit records the queued dispatches into one command buffer, submits it and waits for it;
 // the stream is empty afterwards, whether or not it succeeded. Submitting an empty stream does
 // nothing.
-func (s *Stream) Submit() error {
+func (s *Stream) Submit() error { return s.SubmitContext(context.Background()) }
+
+// SubmitContext is Submit, with a context that can abandon the wait (see Device.RunContext).
+func (s *Stream) SubmitContext(ctx context.Context) error {
 	ops := s.ops
 	s.ops = nil
 	s.times = nil
@@ -175,7 +179,7 @@ func (s *Stream) Submit() error {
 	}
 	d.stats.Dispatches += len(ops)
 	d.stats.Barriers += barriers
-	if err := d.submit(); err != nil {
+	if err := d.submit(ctx); err != nil {
 		return err
 	}
 	if s.timed {
