@@ -116,12 +116,12 @@ func (c Canon) reduce(p ir.Pos, op ir.ReduceOp, slots []Value) Value {
 		return k.poison(F32, p)
 	}
 	if len(slots) != c.Slots() {
-		k.errorf(p, "Canon.Reduce%s: %d values for %d slots", op, len(slots), c.Slots())
+		k.errorf(p, "Canon.Reduce%s: %d values for %d slots", opName2(op.String()), len(slots), c.Slots())
 		return k.poison(F32, p)
 	}
 	for _, v := range slots {
 		if v.k != k || v.in == nil || v.Type() != slots[0].Type() || v.Type().Lanes != 1 || !(v.Type() == F32 || isInt(v.Type())) {
-			k.errorf(p, "Canon.Reduce%s: reduces f32, i32 or u32 scalars of one type, got %s", op, v.Type())
+			k.errorf(p, "Canon.Reduce%s: reduces f32, i32 or u32 scalars of one type, got %s", opName2(op.String()), v.Type())
 			return k.poison(F32, p)
 		}
 	}

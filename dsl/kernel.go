@@ -137,19 +137,23 @@ func (k *Kernel) SetSharedLimit(bytes int) {
 	k.sharedLimit = bytes
 }
 
-// Build verifies the kernel and returns its IR, or every error found, each naming the Go source
-// line that caused it. Build may be called more than once; it returns a fresh copy each time.
+// Build verifies the kernel and returns its IR, or every error found (the construction
+// mistakes and the verifier's findings together), each naming the Go source line that caused
+// it. Build may be called more than once; it returns a fresh copy each time.
 func (k *Kernel) Build() (*ir.Kernel, error) {
 	if k == nil {
 		return nil, fmt.Errorf("dsl: Build of a nil *Kernel (make kernels with dsl.New) at %s", callerPos())
 	}
 	errs := append(append([]error(nil), k.errs...), orphanErrors(k.created)...)
+	out := k.k.Clone()
+	// The verifier runs even after construction mistakes (they leave well-typed placeholders), so
+	// every error comes at once: a divergent barrier is reported with a type error, not after it
+	// is fixed.
+	if err := ir.Verify(out); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
-	}
-	out := k.k.Clone()
-	if err := ir.Verify(out); err != nil {
-		return nil, err
 	}
 	return out, nil
 }

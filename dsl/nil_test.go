@@ -63,3 +63,24 @@ func TestZeroArrayIsAnError(t *testing.T) {
 		t.Errorf("Store through a zero Array with constants: %v", err)
 	}
 }
+
+// TestBuildReportsEverything: a construction mistake and a divergent barrier are reported by one
+// Build, each at its line, and reduce errors name the method as written (ReduceSum).
+func TestBuildReportsEverything(t *testing.T) {
+	k := New("both", 64)
+	y := k.Buffer("y", F32, Write)
+	i := k.GlobalID(X)
+	y.Store(i, k.ReduceSum(k.Vec(k.F32(1), k.F32(2)))) // a vector: a construction mistake
+	k.If(i.Lt(3), func() { k.Barrier() })              // a barrier under a divergent branch: the verifier's
+	_, err := k.Build()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "ReduceSum: reduces") || !strings.Contains(msg, "barrier") {
+		t.Errorf("Build reported only some of the errors:\n%s", msg)
+	}
+	if strings.Contains(msg, "Reducesum") {
+		t.Errorf("misspelled: %s", msg)
+	}
+}

@@ -469,11 +469,11 @@ func (k *Kernel) ReduceMax(v Value) Value {
 func (k *Kernel) reduce(op ir.ReduceOp, v Value) Value {
 	p := callerPos()
 	if v.k != k || v.in == nil || v.Type().Lanes != 1 || !(v.Type() == F32 || isInt(v.Type())) {
-		k.errorf(p, "Reduce%s: reduces an f32, i32 or u32 scalar, got %s", op, v.Type())
+		k.errorf(p, "Reduce%s: reduces an f32, i32 or u32 scalar, got %s", opName2(op.String()), v.Type())
 		return k.poison(F32, p)
 	}
 	if n := k.Lanes(); n&(n-1) != 0 {
-		k.errorf(p, "Reduce%s: needs a power-of-two workgroup, this one has %d invocations", op, n)
+		k.errorf(p, "Reduce%s: needs a power-of-two workgroup, this one has %d invocations", opName2(op.String()), n)
 	}
 	return k.emit(&ir.Inst{Op: ir.OpReduce, Type: v.Type(), Args: []*ir.Inst{v.in}, Aux: uint64(op), Pos: p})
 }

@@ -320,3 +320,15 @@ func TestFeatureTableCoversEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacementWords: a placement the registry knows nothing about says so in words.
+func TestPlacementWords(t *testing.T) {
+	p := Placement{Kernel: "axpy", Backend: "vulkan", Device: "llvmpipe", State: registry.Missing}
+	if s := p.String(); !strings.Contains(s, "no registry evidence for this cell yet") || strings.Contains(s, "missing") {
+		t.Errorf("missing cell: %q", s)
+	}
+	p.State, p.Verified = registry.Fallback, true
+	if s := p.String(); s != "axpy on vulkan (llvmpipe): fallback, verified" {
+		t.Errorf("verified cell: %q", s)
+	}
+}

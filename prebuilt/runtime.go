@@ -115,11 +115,15 @@ type Placement struct {
 	Considered []string
 }
 
-// String is a one-line summary, e.g. "axpy on vulkan (llvmpipe): fallback, verified".
+// String is a one-line summary, e.g. "axpy on vulkan (llvmpipe): fallback, verified", or for a
+// cell the registry knows nothing about "...: no registry evidence for this cell yet (unverified)".
 func (p Placement) String() string {
 	v := "unverified"
 	if p.Verified {
 		v = "verified"
+	}
+	if p.State == registry.Missing && !p.Verified {
+		return fmt.Sprintf("%s on %s (%s): no registry evidence for this cell yet (unverified)", p.Kernel, p.Backend, p.Device)
 	}
 	return fmt.Sprintf("%s on %s (%s): %s, %s", p.Kernel, p.Backend, p.Device, p.State, v)
 }
@@ -204,7 +208,11 @@ func (r *Runtime) Place(k *Kernel) (*Placed, error) {
 			chosen, verified = c, true
 			break
 		}
-		considered = append(considered, fmt.Sprintf("%s: registry cell %s is %s, no evidence for this file: usable unverified", b, key, ch.State))
+		if ch.State == registry.Missing {
+			considered = append(considered, fmt.Sprintf("%s: no registry evidence for cell %s yet: usable unverified", b, key))
+		} else {
+			considered = append(considered, fmt.Sprintf("%s: registry cell %s is %s, no evidence for this file: usable unverified", b, key, ch.State))
+		}
 		fallback = c
 	}
 	if chosen == nil {

@@ -302,7 +302,7 @@ func syntaxErr(name string, b []byte, err error) error {
 func Load(path string) (*Registry, error) {
 	b, bind, err := atomicfile.Read(path)
 	if err != nil {
-		return nil, fmt.Errorf("registry: %v", err)
+		return nil, fmt.Errorf("registry: %w", err)
 	}
 	r, err := Parse(path, b)
 	if err != nil {

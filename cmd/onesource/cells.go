@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"html/template"
@@ -74,6 +75,9 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 	r, err := registry.Load(*path)
 	if err != nil {
 		fmt.Fprintln(stderr, "onesource cells:", err)
+		if errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "onesource cells: no registry at %s yet: `onesource gate -manifest MANIFEST -registry %s` gates the cells and writes one (or name another file with -registry)\n", *path, *path)
+		}
 		return 1
 	}
 	if *verify {

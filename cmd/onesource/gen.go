@@ -66,6 +66,11 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onesource gen: %v\n", err)
 		return 1
 	}
+	for _, kp := range withKernels {
+		for _, n := range kp.skipped {
+			fmt.Fprintf(stderr, "onesource gen: note: %s\n", n)
+		}
+	}
 	if len(withKernels) == 0 {
 		fmt.Fprintf(stderr, "onesource gen: no package among %s declares func Kernels() []*dsl.Kernel or an exported func() *dsl.Kernel\n", strings.Join(patterns, " "))
 		return 1
@@ -89,6 +94,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 type kernelPackage struct {
 	path, name, dir string
 	funcs           []kernelFunc
+	skipped         []string // exported kernel functions gen cannot call, and why
 }
 
 // kernelFunc is one function that returns kernels: many (Kernels) or one.
@@ -111,6 +117,7 @@ func findKernels(patterns []string) ([]kernelPackage, error) {
 	}
 	var errs, ignored []string
 	var out []kernelPackage
+	var notes []string // kernel functions skipped in packages without any other kernel
 	for _, p := range pkgs {
 		var perrs []string
 		for _, e := range p.Errors {
@@ -126,6 +133,7 @@ func findKernels(patterns []string) ([]kernelPackage, error) {
 		}
 		scope := p.Types.Scope()
 		var singles []kernelFunc
+		var skipped []string
 		for _, name := range scope.Names() {
 			fn, ok := scope.Lookup(name).(*types.Func)
 			if !ok || !fn.Exported() {
@@ -133,6 +141,14 @@ func findKernels(patterns []string) ([]kernelPackage, error) {
 			}
 			sig := fn.Type().(*types.Signature)
 			if sig.Params().Len() != 0 || sig.Results().Len() != 1 || sig.TypeParams().Len() != 0 {
+				if sig.Results().Len() == 1 && (isKernelPtr(sig.Results().At(0).Type()) || isSliceOfKernel(sig.Results().At(0).Type())) {
+					why := "has parameters"
+					if sig.Params().Len() == 0 {
+						why = "has type parameters"
+					}
+					skipped = append(skipped, fmt.Sprintf("%s: %s.%s%s is not generated: it %s, so onesource gen cannot call it; list the kernels it makes in func Kernels() []*dsl.Kernel (e.g. return []*dsl.Kernel{%s(...)})",
+						p.Fset.Position(fn.Pos()), p.Name, name, strings.TrimPrefix(sig.String(), "func"), why, name))
+				}
 				continue
 			}
 			res := sig.Results().At(0).Type()
@@ -145,8 +161,10 @@ func findKernels(patterns []string) ([]kernelPackage, error) {
 		}
 		if len(kp.funcs) == 0 {
 			kp.funcs = singles
+			kp.skipped = skipped // with Kernels(), the package lists its kernels itself
 		}
 		if len(kp.funcs) == 0 {
+			notes = append(notes, skipped...)
 			// Not a kernel package. Its errors do not matter here: a program's main package that
 			// uses a generated Generated variable does not type-check under the onesource_gen tag.
 			ignored = append(ignored, perrs...)
@@ -176,6 +194,9 @@ func findKernels(patterns []string) ([]kernelPackage, error) {
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	if len(out) == 0 && len(notes) > 0 {
+		return nil, fmt.Errorf("no kernel to generate:\n%s", strings.Join(notes, "\n"))
 	}
 	if len(out) == 0 && len(ignored) > 0 {
 		return nil, fmt.Errorf("no kernel package found; these packages did not type-check:\n%s", strings.Join(ignored, "\n"))

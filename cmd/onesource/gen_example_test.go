@@ -278,4 +278,16 @@ func Broken() *dsl.Kernel {
 	if err == nil || !strings.Contains(out, "package main declares kernels, but a driver program cannot import it") {
 		t.Errorf("gen on package main: %v\n%s", err, out)
 	}
+	os.Remove(filepath.Join(dir, "stray.go"))
+	// An exported kernel function with parameters cannot be called by gen: it says so, with the
+	// way to include it, instead of skipping it silently.
+	withParam := "package gpu\n\nimport \"github.com/onesource-go/onesource/dsl\"\n\n// Scaled has a parameter.\nfunc Scaled(wg int) *dsl.Kernel { return dsl.New(\"scaled\", wg) }\n"
+	if err := os.WriteFile(filepath.Join(dir, "gpu", "scaled.go"), []byte(withParam), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = goCmd(t, dir, "tool", "onesource", "gen", "-backends", "all", "./gpu")
+	if err != nil || !strings.Contains(out, "scaled.go:6:6: gpu.Scaled(wg int) *github.com/onesource-go/onesource/dsl.Kernel is not generated: it has parameters") ||
+		!strings.Contains(out, "func Kernels() []*dsl.Kernel") {
+		t.Errorf("gen with a kernel function that has parameters: %v\n%s", err, out)
+	}
 }

@@ -146,3 +146,12 @@ func TestCellsVerify(t *testing.T) {
 		t.Errorf("a truncated history: exit %d, %s", rc, errb.String())
 	}
 }
+
+// TestCellsNoRegistry: `onesource cells` without a registry file says how to make one.
+func TestCellsNoRegistry(t *testing.T) {
+	var out, errb bytes.Buffer
+	p := filepath.Join(t.TempDir(), "registry.json")
+	if rc := runMain([]string{"cells", "-registry", p}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "onesource gate -manifest") {
+		t.Errorf("cells with no registry: exit %d\n%s", rc, errb.String())
+	}
+}
