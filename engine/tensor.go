@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/oracle"
+	"github.com/onesource-go/onesource/wire"
 )
 
 // I32 is the type of tensors of 32-bit signed integers (token ids, positions): ggml's
@@ -194,11 +194,7 @@ func (e *Engine) UploadF32(x []float32, shape ...int) (*Tensor, error) {
 
 // UploadI32 is Upload of i32 values (token ids, positions), as a tensor of type I32.
 func (e *Engine) UploadI32(x []int32, shape ...int) (*Tensor, error) {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
-	}
-	return e.Upload(I32, b, shape...)
+	return e.Upload(I32, wire.I32(x), shape...)
 }
 
 // Write replaces the tensor's bytes with data (exactly Size bytes). Queued calls run first, so
@@ -226,13 +222,7 @@ func (t *Tensor) Write(data []byte) error {
 }
 
 // WriteI32 writes i32 values.
-func (t *Tensor) WriteI32(x []int32) error {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
-	}
-	return t.Write(b)
-}
+func (t *Tensor) WriteI32(x []int32) error { return t.Write(wire.I32(x)) }
 
 // Read runs the queued calls and returns the tensor's bytes.
 func (t *Tensor) Read() ([]byte, error) {
@@ -311,20 +301,11 @@ func (t *Tensor) Release() {
 	}
 }
 
-// F32Bytes is x as little-endian bytes.
-func F32Bytes(x []float32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
-}
+// F32Bytes is x as little-endian bytes (wire.F32).
+func F32Bytes(x []float32) []byte { return wire.F32(x) }
 
-// BytesF32 reads little-endian f32 values.
+// BytesF32 reads little-endian f32 values (wire.ToF32), ignoring a partial last value.
 func BytesF32(b []byte) []float32 {
-	x := make([]float32, len(b)/4)
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
+	x, _ := wire.ToF32(b[:len(b)&^3])
 	return x
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/onesource-go/onesource/gguf"
 	"github.com/onesource-go/onesource/oracle"
+	"github.com/onesource-go/onesource/wire"
 )
 
 // Synthetic describes a small random llama model for tests and demos: its config and the weight
@@ -50,7 +51,7 @@ func (s Synthetic) Write(w io.Writer) error {
 		}
 		var data []byte
 		if t == oracle.F32 {
-			data = f32le(x)
+			data = wire.F32(x)
 		} else {
 			size, err := oracle.RowSize(t, n)
 			if err != nil {
@@ -69,7 +70,7 @@ func (s Synthetic) Write(w io.Writer) error {
 		for i := range x {
 			x[i] = 1 + float32(rng.NormFloat64()*0.1)
 		}
-		tensors = append(tensors, gguf.WriteTensor{Name: name, Type: oracle.F32, Dims: []uint64{uint64(n)}, Data: f32le(x)})
+		tensors = append(tensors, gguf.WriteTensor{Name: name, Type: oracle.F32, Dims: []uint64{uint64(n)}, Data: wire.F32(x)})
 	}
 	cycle := oracle.Type(math.MaxUint32)
 	hd := s.Dim / s.Heads
@@ -120,13 +121,4 @@ func (s Synthetic) Write(w io.Writer) error {
 		{Key: "llama.rope.dimension_count", Value: gguf.Value{V: uint32(hd)}},
 	}
 	return gguf.Write(w, meta, tensors)
-}
-
-func f32le(x []float32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		u := math.Float32bits(v)
-		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-	}
-	return b
 }
