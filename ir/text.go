@@ -55,8 +55,14 @@ func (p *printer) ref(in *Inst) string {
 	return "%?"
 }
 
+// maxTextIndent is the deepest indentation of the text form, in nesting levels (two spaces
+// each): deeper blocks stay at this indentation, so the text grows linearly with the kernel.
+const maxTextIndent = 64
+
+var textIndent = strings.Repeat("  ", maxTextIndent)
+
 func (p *printer) block(b *Block, depth int) {
-	ind := strings.Repeat("  ", depth)
+	ind := textIndent[:2*min(depth, maxTextIndent)]
 	for _, in := range b.Insts {
 		p.sb.WriteString(ind)
 		if in.Type != TVoid {

@@ -5,6 +5,16 @@ package ir
 // seen statically: a barrier under a condition that depends on the invocation (its ids, a lane's
 // shuffle, an atomic's result, a variable assigned such a value), or after a return or a loop
 // exit taken by some invocations only. Loads of memory at a uniform index count as uniform.
+//
+// The analysis walks the kernel in passes until the facts it collects (which values and
+// variables differ between invocations) stop growing, then once more to report. A walk carries
+// the control cause: nil while control is uniform, else the instruction whose non-uniform value
+// decides whether the code runs. Where the cause is nil, a loop whose body leaves it (break,
+// continue) under non-uniform control is divergent from its second iteration on, so its whole
+// body and continuing block count as under that exit. Finding that exit takes a walk of the
+// body with a nil cause; the walk of the body under the exit is deferred to the end of the pass
+// (what the uniform walk reported inside the body is dropped), so every pass takes time linear
+// in the size of the kernel however deep its loops nest.
 
 type uniformity struct {
 	v       *verifier
@@ -12,19 +22,56 @@ type uniformity struct {
 	varNU   []bool
 	changed bool
 	report  bool
+	items   []uniItem          // what the current walk reports, in order (see uniItem)
+	exits   map[*Block]uniExit // exits of a block walked under non-uniform control
 }
 
+// uniItem is a report of a pass, in program order: a barrier or reduction reached under
+// non-uniform control (at), or a loop (at) whose blocks are to be walked again under cause.
+type uniItem struct {
+	at, cause *Inst
+}
+
+type uniExit struct{ loop, ret *Inst }
+
 func (v *verifier) uniformity() {
-	u := &uniformity{v: v, nu: map[*Inst]bool{}, varNU: make([]bool, len(v.k.Vars))}
-	for i := 0; i < 100; i++ {
+	u := &uniformity{v: v, nu: make(map[*Inst]bool, v.size), varNU: make([]bool, len(v.k.Vars)), exits: map[*Block]uniExit{}}
+	// Every pass but the last sets at least one more fact, and facts are only ever added, so
+	// this ends; a pass that adds no variable adds nothing after it, so it takes at most
+	// len(Vars)+2 passes.
+	for {
 		u.changed = false
-		u.block(v.k.Body, nil)
+		u.pass()
 		if !u.changed {
 			break
 		}
 	}
 	u.report = true
-	u.block(v.k.Body, nil)
+	u.pass()
+}
+
+// pass walks the kernel once, then what it deferred, reporting when u.report is set.
+func (u *uniformity) pass() {
+	u.items = u.items[:0]
+	u.block(u.v.k.Body, nil)
+	u.flush(u.items)
+}
+
+// flush reports items in order, walking the deferred loops under their causes.
+func (u *uniformity) flush(items []uniItem) {
+	for _, it := range items {
+		if it.at.Op != OpLoop {
+			if u.report {
+				u.v.errf(it.at.Pos, "%s is not reached by every invocation of the workgroup: control depends on the invocation (%s at %s)", it.at.Op, it.cause.Op, it.cause.Pos)
+			}
+			continue
+		}
+		u.items = nil
+		u.block(it.at.Blocks[0], it.cause)
+		u.block(it.at.Blocks[1], it.cause)
+		// Under a non-nil cause no loop is deferred: these are reports only.
+		u.flush(u.items)
+	}
 }
 
 // block walks b with control uniformity given by cause (nil: uniform; else the instruction whose
@@ -55,8 +102,8 @@ func (u *uniformity) block(b *Block, cause *Inst) (loopExit, retExit *Inst) {
 				u.changed = true
 			}
 		case OpReduce, OpBarrier:
-			if cause != nil && u.report {
-				u.v.errf(in.Pos, "%s is not reached by every invocation of the workgroup: control depends on the invocation (%s at %s)", in.Op, cause.Op, cause.Pos)
+			if cause != nil {
+				u.items = append(u.items, uniItem{in, cause})
 			}
 		case OpBreak, OpContinue:
 			if cause != nil {
@@ -85,17 +132,24 @@ func (u *uniformity) block(b *Block, cause *Inst) (loopExit, retExit *Inst) {
 				cause = first(retExit, loopExit)
 			}
 		case OpLoop:
-			body := cause
-			saved := u.report
-			u.report = false
-			l, _ := u.block(in.Blocks[0], body)
-			u.report = saved
-			if l != nil && body == nil {
-				// Some invocations leave or skip ahead: every iteration after the first is divergent.
-				body = l
+			var r *Inst
+			if cause != nil {
+				_, r = u.block(in.Blocks[0], cause)
+				u.block(in.Blocks[1], cause)
+			} else {
+				mark := len(u.items)
+				var l *Inst
+				l, r = u.block(in.Blocks[0], nil)
+				if l == nil {
+					u.block(in.Blocks[1], r)
+				} else {
+					// Some invocations leave or skip ahead: every iteration after the first is
+					// divergent. Walk the body and the continuing block under l at the end of the
+					// pass, in place of what the uniform walk found there.
+					u.items = append(u.items[:mark], uniItem{in, l})
+					_, r = u.divergentExits(in.Blocks[0])
+				}
 			}
-			_, r := u.block(in.Blocks[0], body)
-			u.block(in.Blocks[1], first(body, r))
 			if r != nil && retExit == nil {
 				retExit = r
 			}
@@ -108,6 +162,42 @@ func (u *uniformity) block(b *Block, cause *Inst) (loopExit, retExit *Inst) {
 					u.set(in)
 					break
 				}
+			}
+		}
+	}
+	return loopExit, retExit
+}
+
+// divergentExits returns what block returns for b walked under a non-nil cause: the first
+// break or continue and the first return that leave b, which depend on its structure only.
+func (u *uniformity) divergentExits(b *Block) (loopExit, retExit *Inst) {
+	if e, ok := u.exits[b]; ok {
+		return e.loop, e.ret
+	}
+	loopExit, retExit = u.divergentWalk(b)
+	u.exits[b] = uniExit{loopExit, retExit}
+	return loopExit, retExit
+}
+
+func (u *uniformity) divergentWalk(b *Block) (loopExit, retExit *Inst) {
+	for _, in := range b.Insts {
+		switch in.Op {
+		case OpBreak, OpContinue:
+			return in, retExit
+		case OpReturn:
+			return loopExit, in
+		case OpIf:
+			l1, r1 := u.divergentExits(in.Blocks[0])
+			l2, r2 := u.divergentExits(in.Blocks[1])
+			if l := first(l1, l2); l != nil && loopExit == nil {
+				loopExit = l
+			}
+			if r := first(r1, r2); r != nil && retExit == nil {
+				retExit = r
+			}
+		case OpLoop:
+			if _, r := u.divergentExits(in.Blocks[0]); r != nil && retExit == nil {
+				retExit = r
 			}
 		}
 	}

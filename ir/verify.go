@@ -28,21 +28,36 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // and access modes, loop structure, and that no barrier sits in control flow that is visibly not
 // uniform across the workgroup. All errors found are returned, joined, each with its position.
 func Verify(k *Kernel) error {
-	v := &verifier{k: k, defined: map[*Inst]bool{}}
+	v := &verifier{k: k, size: countInsts(k.Body)}
+	v.defined = make(map[*Inst]bool, v.size)
 	v.kernel()
 	return errors.Join(v.errs...)
 }
 
+// countInsts returns the number of instructions in b and its nested blocks (to size the
+// verifier's maps once); it tolerates the nil blocks and instructions the verifier reports.
+func countInsts(b *Block) int {
+	if b == nil {
+		return 0
+	}
+	n := len(b.Insts)
+	for _, in := range b.Insts {
+		if in != nil {
+			for _, nb := range in.Blocks {
+				n += countInsts(nb)
+			}
+		}
+	}
+	return n
+}
+
 type verifier struct {
 	k       *Kernel
+	size    int // instructions in the body, nested ones included
 	errs    []error
 	defined map[*Inst]bool // values in scope
 	loops   int            // loop nesting (body)
 	inCont  int            // inside a continuing block
-	// uniformity
-	varNonUniform []bool
-	changed       bool
-	report        bool
 }
 
 func (v *verifier) errf(p Pos, format string, args ...any) {

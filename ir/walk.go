@@ -22,7 +22,7 @@ func (k *Kernel) Clone() *Kernel {
 	c.Params = cloneSlice(k.Params)
 	c.Shared = cloneSlice(k.Shared)
 	c.Vars = cloneSlice(k.Vars)
-	m := map[*Inst]*Inst{}
+	m := make(map[*Inst]*Inst, countInsts(k.Body))
 	c.Body = cloneBlock(k.Body, m)
 	return &c
 }

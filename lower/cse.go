@@ -39,19 +39,15 @@ func CSE(k *ir.Kernel) {
 		}
 		return kk, true
 	}
+	// The instructions visible at a place are those of the enclosing blocks before it: one map
+	// holds them all, and each block removes its own on exit. A key is added only when no visible
+	// instruction has it, so no entry ever hides another.
 	replace := map[*ir.Inst]*ir.Inst{}
-	var scopes []map[key]*ir.Inst
-	lookup := func(kk key) *ir.Inst {
-		for i := len(scopes) - 1; i >= 0; i-- {
-			if e, ok := scopes[i][kk]; ok {
-				return e
-			}
-		}
-		return nil
-	}
+	visible := map[key]*ir.Inst{}
+	var added []key // keys added by the open blocks, innermost last
 	var block func(b *ir.Block)
 	block = func(b *ir.Block) {
-		scopes = append(scopes, map[key]*ir.Inst{})
+		mark := len(added)
 		out := b.Insts[:0]
 		for _, in := range b.Insts {
 			for i, a := range in.Args {
@@ -60,14 +56,15 @@ func CSE(k *ir.Kernel) {
 				}
 			}
 			if kk, ok := keyOf(in); ok {
-				if e := lookup(kk); e != nil {
+				if e := visible[kk]; e != nil {
 					replace[in] = e
 					if e.Name == "" {
 						e.Name = in.Name
 					}
 					continue
 				}
-				scopes[len(scopes)-1][kk] = in
+				visible[kk] = in
+				added = append(added, kk)
 			}
 			for _, nb := range in.Blocks {
 				block(nb)
@@ -75,7 +72,10 @@ func CSE(k *ir.Kernel) {
 			out = append(out, in)
 		}
 		b.Insts = out
-		scopes = scopes[:len(scopes)-1]
+		for _, kk := range added[mark:] {
+			delete(visible, kk)
+		}
+		added = added[:mark]
 	}
 	block(k.Body)
 }

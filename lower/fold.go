@@ -10,47 +10,59 @@ import (
 // the targets have (IEEE float32 round-to-nearest-even, one rounding per operation; wrapping
 // integers), and drops if-branches whose condition is a constant. Division by zero and anything
 // it is not sure about are left for the device.
-func Fold(k *ir.Kernel) {
-	rewrite(k.Body, func(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
-		if in.Op == ir.OpIf && in.Args[0].Op == ir.OpConst {
-			taken := in.Blocks[1]
+func Fold(k *ir.Kernel) { foldBlock(k.Body) }
+
+// foldBlock folds the instructions of b in place and reports whether the folded b contains a
+// break or continue that targets a loop outside b.
+func foldBlock(b *ir.Block) (jumps bool) {
+	out := make([]*ir.Inst, 0, len(b.Insts))
+	jumps = foldInto(b, &out)
+	b.Insts = out
+	return jumps
+}
+
+// foldInto folds the instructions of b (each one's nested blocks first, then the instruction),
+// appending what remains of them to *out, and reports whether they contain a break or continue
+// that targets a loop outside b. The branch an if with a constant condition takes is folded
+// straight into *out; if it turns out to hold such a jump, it moves back into the if, which is
+// kept (inlining it would change which loop the jump leaves: it stays correct, but keep the
+// structure simple). So every instruction is appended once and moved at most once, and folding
+// takes time linear in the size of the kernel however deep the inlined ifs nest.
+func foldInto(b *ir.Block, out *[]*ir.Inst) (jumps bool) {
+	for _, in := range b.Insts {
+		switch {
+		case in.Op == ir.OpIf && in.Args[0].Op == ir.OpConst:
+			ti := 1
 			if in.Args[0].Aux != 0 {
-				taken = in.Blocks[0]
+				ti = 0
 			}
-			if !hasJump(taken) {
-				return append(out, taken.Insts...)
+			foldBlock(in.Blocks[1-ti])
+			mark := len(*out)
+			if !foldInto(in.Blocks[ti], out) {
+				continue // inlined
 			}
-			return append(out, in)
+			in.Blocks[ti].Insts = append([]*ir.Inst(nil), (*out)[mark:]...)
+			*out = append((*out)[:mark], in)
+			jumps = true
+			continue
+		case in.Op == ir.OpIf:
+			for _, nb := range in.Blocks {
+				jumps = foldBlock(nb) || jumps
+			}
+		case in.Op == ir.OpBreak || in.Op == ir.OpContinue:
+			jumps = true
+		default:
+			for _, nb := range in.Blocks {
+				foldBlock(nb) // a loop's blocks: their jumps target it
+			}
 		}
 		if bits, ok := foldInst(in); ok {
 			name, pos, t := in.Name, in.Pos, in.Type
 			*in = ir.Inst{Op: ir.OpConst, Type: t, Aux: bits, Name: name, Pos: pos}
 		}
-		return append(out, in)
-	})
-}
-
-// hasJump reports whether b contains a break or continue that targets a loop outside b (inlining
-// it would change which loop it leaves: it stays correct, but keep the structure simple).
-func hasJump(b *ir.Block) bool {
-	found := false
-	var walk func(b *ir.Block, depth int)
-	walk = func(b *ir.Block, depth int) {
-		for _, in := range b.Insts {
-			if (in.Op == ir.OpBreak || in.Op == ir.OpContinue) && depth == 0 {
-				found = true
-			}
-			d := depth
-			if in.Op == ir.OpLoop {
-				d++
-			}
-			for _, nb := range in.Blocks {
-				walk(nb, d)
-			}
-		}
+		*out = append(*out, in)
 	}
-	walk(b, 0)
-	return found
+	return jumps
 }
 
 func foldInst(in *ir.Inst) (uint64, bool) {
@@ -263,28 +275,45 @@ func foldConvert(from, to ir.Scalar, a uint64) (uint64, bool) {
 	return 0, false // float -> int out of range and f16 rounding are left to the device
 }
 
-// DeadCode removes instructions whose values are never used and that have no effect.
+// DeadCode removes instructions whose values are never used and that have no effect. It counts
+// the uses of every value, then removes the unused ones, and with each the uses it made, until
+// none is left: what removing the unused instructions pass after pass removes, in linear time.
 func DeadCode(k *ir.Kernel) {
-	for {
-		used := map[*ir.Inst]bool{}
-		ir.Walk(k.Body, func(in *ir.Inst) bool {
-			for _, a := range in.Args {
-				used[a] = true
+	uses := map[*ir.Inst]int{}
+	ir.Walk(k.Body, func(in *ir.Inst) bool {
+		for _, a := range in.Args {
+			uses[a]++
+		}
+		return true
+	})
+	dead := map[*ir.Inst]bool{}
+	var work []*ir.Inst
+	ir.Walk(k.Body, func(in *ir.Inst) bool {
+		if in.Type != ir.TVoid && uses[in] == 0 && pure(in) {
+			dead[in] = true
+			work = append(work, in)
+		}
+		return true
+	})
+	for len(work) > 0 {
+		in := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, a := range in.Args {
+			if uses[a]--; uses[a] == 0 && a.Type != ir.TVoid && pure(a) && !dead[a] {
+				dead[a] = true
+				work = append(work, a)
 			}
-			return true
-		})
-		removed := false
-		rewrite(k.Body, func(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
-			if in.Type != ir.TVoid && !used[in] && pure(in) {
-				removed = true
-				return out
-			}
-			return append(out, in)
-		})
-		if !removed {
-			return
 		}
 	}
+	if len(dead) == 0 {
+		return
+	}
+	rewrite(k.Body, func(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
+		if dead[in] {
+			return out
+		}
+		return append(out, in)
+	})
 }
 
 func pure(in *ir.Inst) bool {

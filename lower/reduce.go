@@ -46,12 +46,14 @@ func ExpandReductions(k *ir.Kernel, c Caps) error {
 				continue
 			}
 			run := []*ir.Inst{in}
+			inRun := map[*ir.Inst]bool{in: true}
 			for i+len(run) < len(b.Insts) {
 				next := b.Insts[i+len(run)]
-				if next.Op != ir.OpReduce || next.Type != in.Type || next.Aux != in.Aux || readsAny(next, run) {
+				if next.Op != ir.OpReduce || next.Type != in.Type || next.Aux != in.Aux || readsAny(next, inRun) {
 					break
 				}
 				run = append(run, next)
+				inRun[next] = true
 			}
 			g := &gen{out: out, pos: in.Pos}
 			expandReduce(k, g, run, T, c, scratch)
@@ -65,12 +67,10 @@ func ExpandReductions(k *ir.Kernel, c Caps) error {
 }
 
 // readsAny reports whether in uses the result of one of run.
-func readsAny(in *ir.Inst, run []*ir.Inst) bool {
+func readsAny(in *ir.Inst, run map[*ir.Inst]bool) bool {
 	for _, a := range in.Args {
-		for _, r := range run {
-			if a == r {
-				return true
-			}
+		if run[a] {
+			return true
 		}
 	}
 	return false

@@ -59,7 +59,9 @@
 // continuing block; break, continue and return are the C statements; code after a terminator
 // is omitted. If the kernel reads a buffer's length (OpLen), the buffer's element count is an
 // extra trailing `unsigned int <buffer>_len` argument (CUDA, HIP) or `uint <buffer>_len` member of
-// the parameter struct (MSL), in buffer order after the user's parameters.
+// the parameter struct (MSL), in buffer order after the user's parameters. The kernel body is
+// indented one tab per nesting level up to 64 levels; code nested deeper stays at 64 tabs, so
+// the text grows linearly with the kernel however deep its control flow nests.
 //
 // CUDA and HIP (FamilyCUDA): `extern "C" __global__ void __launch_bounds__(<lanes>) <name>(...)`
 // with the buffers as `T*` (`const T*` when read-only) in order, then the parameters as float,

@@ -2,6 +2,7 @@ package cfamily
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -33,10 +34,11 @@ func init() {
 type namer struct {
 	used     map[string]bool
 	reserved map[string]bool
+	next     map[string]int // per sanitized base: the first suffix fresh may find free
 }
 
 func newNamer(reserved []string) *namer {
-	n := &namer{used: map[string]bool{}, reserved: map[string]bool{}}
+	n := &namer{used: map[string]bool{}, reserved: map[string]bool{}, next: map[string]int{}}
 	for _, r := range cxxKeywords {
 		n.reserved[r] = true
 	}
@@ -78,12 +80,24 @@ func (n *namer) sanitize(s string) string {
 	return out
 }
 
-// fresh returns a new unique identifier based on base (sanitized).
+// fresh returns a new unique identifier based on base (sanitized): base itself, or else base_2,
+// base_3, ..., the first that is free. Names are never released, so every suffix below one fresh
+// returned for base stays taken: the next search for base starts after it, which keeps a kernel
+// with many values of one name linear to print.
 func (n *namer) fresh(base string) string {
 	base = n.sanitize(base)
 	name := base
-	for i := 2; n.used[name] || n.reserved[name]; i++ {
-		name = fmt.Sprintf("%s_%d", strings.TrimRight(base, "_"), i)
+	if n.used[name] || n.reserved[name] {
+		stem := strings.TrimRight(base, "_") + "_"
+		i := max(n.next[base], 2)
+		for {
+			name = stem + strconv.Itoa(i)
+			if !n.used[name] && !n.reserved[name] {
+				break
+			}
+			i++
+		}
+		n.next[base] = i + 1
 	}
 	n.used[name] = true
 	return name

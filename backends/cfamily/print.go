@@ -97,8 +97,14 @@ func (p *printer) errAt(pos ir.Pos, format string, args ...any) {
 	}
 }
 
+// maxIndent is the deepest indentation the printer writes, in tabs: code nested deeper stays at
+// this indentation, so the text of a deeply nested kernel grows linearly with its size.
+const maxIndent = 64
+
+var tabs = strings.Repeat("\t", maxIndent)
+
 func (p *printer) line(format string, args ...any) {
-	p.body.WriteString(strings.Repeat("\t", p.ind))
+	p.body.WriteString(tabs[:min(p.ind, maxIndent)])
 	fmt.Fprintf(&p.body, format, args...)
 	p.body.WriteByte('\n')
 }

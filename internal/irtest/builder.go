@@ -1,9 +1,11 @@
 // Package irtest holds hand-built IR kernels for backend tests: a small builder of IR kernels
 // by hand (a stand-in for package dsl that can write any verified IR, including what the dsl
 // never produces), a list of hand-built kernels that together use every op, builtin, memory
-// space and control-flow shape, random kernels, and the example kernels. The C-family (CUDA,
-// HIP, Metal) and Vulkan backends' tests share it. It is a test helper: nothing outside tests
-// should import it.
+// space and control-flow shape, random kernels, the example kernels, and large kernels (Scale:
+// straight-line code, deeply nested loops and ifs) for the compiler's scaling benchmarks and
+// tests (scale_test.go: BenchmarkScale, TestScale, TestDeepNesting). The C-family (CUDA, HIP,
+// Metal) and Vulkan backends' tests share it. It is a test helper: nothing outside tests should
+// import it.
 package irtest
 
 import (

@@ -1,0 +1,332 @@
+package irtest_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/onesource-go/onesource/backends/cfamily"
+	"github.com/onesource-go/onesource/backends/cuda"
+	"github.com/onesource-go/onesource/backends/hip"
+	"github.com/onesource-go/onesource/backends/metal"
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/internal/irtest"
+	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/lower"
+)
+
+// The compiler's phases, as the scale benchmarks and tests measure them.
+const (
+	phaseBuild = "build" // dsl kernel construction and Build (clone + ir.Verify)
+	phaseLower = "lower" // lower.Run (every pass, each followed by ir.Verify)
+	phaseSPIRV = "spirv" // vulkan.Emit of the lowered kernel
+	phaseCUDA  = "cuda"  // cfamily.Print of the lowered kernel in the CUDA dialect (includes ir.Verify)
+)
+
+var phases = []string{phaseBuild, phaseLower, phaseSPIRV, phaseCUDA}
+
+// scaleCase holds one scale kernel at every stage, so each phase can be run on its own input.
+type scaleCase struct {
+	shape string
+	n     int        // requested size
+	insts int        // instructions of the built kernel
+	built *ir.Kernel // after Build
+	low   *ir.Kernel // after lower.Run
+	out   int        // size of the last phase output (words or bytes)
+	caps  lower.Caps // lowering target
+	cu    *cfamily.Dialect
+}
+
+func newScaleCase(tb testing.TB, shape string, n int) *scaleCase {
+	tb.Helper()
+	c := &scaleCase{shape: shape, n: n, caps: cuda.Caps, cu: cuda.Dialect}
+	k, err := irtest.Scale(shape, n).Build()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.built, c.insts = k, irtest.Count(k)
+	if c.low, err = lower.Run(k, c.caps); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// run runs one phase once.
+func (c *scaleCase) run(tb testing.TB, phase string) {
+	switch phase {
+	case phaseBuild:
+		if _, err := irtest.Scale(c.shape, c.n).Build(); err != nil {
+			tb.Fatal(err)
+		}
+	case phaseLower:
+		if _, err := lower.Run(c.built, c.caps); err != nil {
+			tb.Fatal(err)
+		}
+	case phaseSPIRV:
+		mod, err := vulkan.Emit(c.low, vulkan.EmitOptions{SubgroupSize: uint32(c.caps.SubgroupSize)})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		c.out = 4 * len(mod.Words)
+	case phaseCUDA:
+		src, err := cfamily.Print(c.low, c.cu)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		c.out = len(src)
+	}
+}
+
+func sizeName(n int) string {
+	switch {
+	case n >= 1000000 && n%1000000 == 0:
+		return fmt.Sprintf("%dM", n/1000000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// BenchmarkScale measures every phase on every scale shape at 1k to 1M instructions and reports
+// ns, bytes and allocations per IR instruction (of the built kernel): linear phases keep these
+// flat as the size grows (-short stops at 10k). Select with -bench, e.g.
+//
+//	go test ./internal/irtest -run '^$' -bench 'Scale/cuda/straight/1M' -benchmem
+func BenchmarkScale(b *testing.B) {
+	for _, phase := range phases {
+		b.Run(phase, func(b *testing.B) {
+			for _, shape := range irtest.Shapes {
+				b.Run(shape, func(b *testing.B) {
+					for _, n := range []int{1000, 10000, 100000, 1000000} {
+						b.Run(sizeName(n), func(b *testing.B) {
+							if testing.Short() && n > 10000 {
+								b.Skip("-short: 1k and 10k only")
+							}
+							c := newScaleCase(b, shape, n)
+							var before, after runtime.MemStats
+							runtime.ReadMemStats(&before)
+							b.ResetTimer()
+							for b.Loop() {
+								c.run(b, phase)
+							}
+							b.StopTimer()
+							runtime.ReadMemStats(&after)
+							per := float64(b.N) * float64(c.insts)
+							b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/inst")
+							b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/per, "B/inst")
+							b.ReportMetric(float64(after.Mallocs-before.Mallocs)/per, "allocs/inst")
+							b.ReportMetric(float64(c.insts), "insts")
+						})
+					}
+				})
+			}
+		})
+	}
+}
+
+// scaleMeasure is what one phase costs on one kernel.
+type scaleMeasure struct {
+	ns, allocs, bytes, out float64 // per instruction
+}
+
+func measure(t *testing.T, c *scaleCase, phase string) scaleMeasure {
+	t.Helper()
+	c.run(t, phase) // warm up; sets c.out
+	var m scaleMeasure
+	best := time.Duration(1 << 62)
+	for i, start := 0, time.Now(); i < 3 || (i < 20 && time.Since(start) < 50*time.Millisecond); i++ {
+		s := time.Now()
+		c.run(t, phase)
+		best = min(best, time.Since(s))
+	}
+	n := float64(c.insts)
+	m.ns = float64(best.Nanoseconds()) / n
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c.run(t, phase)
+	runtime.ReadMemStats(&after)
+	m.bytes = float64(after.TotalAlloc-before.TotalAlloc) / n
+	m.allocs = testing.AllocsPerRun(1, func() { c.run(t, phase) }) / n
+	m.out = float64(c.out) / n
+	return m
+}
+
+// TestScale runs every phase on every scale shape at 1k and 10k instructions and logs the time
+// per instruction and its ratio between the sizes: a linear phase keeps the ratio near 1 (time
+// is only logged, never asserted; BenchmarkScale measures 100k and 1M). What it asserts is free
+// of timing: allocations and allocated bytes per instruction, and the size of the output per
+// instruction, grow by no more than a small constant factor from 1k to 10k (a phase quadratic in
+// the kernel's size or nesting depth grows them five- to tenfold).
+func TestScale(t *testing.T) {
+	sizes := []int{1000, 10000}
+	for _, shape := range irtest.Shapes {
+		cases := make([]*scaleCase, len(sizes))
+		for i, n := range sizes {
+			cases[i] = newScaleCase(t, shape, n)
+		}
+		for _, phase := range phases {
+			var base scaleMeasure
+			for i, c := range cases {
+				m := measure(t, c, phase)
+				if i == 0 {
+					base = m
+					t.Logf("%-5s %-8s %3s (%5d insts): %5.0f ns/inst, %5.2f allocs/inst, %5.0f B/inst, output %5.1f B/inst", phase, shape, sizeName(c.n), c.insts, m.ns, m.allocs, m.bytes, m.out)
+					continue
+				}
+				t.Logf("%-5s %-8s %3s (%5d insts): %5.0f ns/inst (x%.2f), %5.2f allocs/inst (x%.2f), %5.0f B/inst (x%.2f), output %5.1f B/inst (x%.2f)",
+					phase, shape, sizeName(c.n), c.insts, m.ns, m.ns/base.ns, m.allocs, ratio(m.allocs, base.allocs), m.bytes, ratio(m.bytes, base.bytes), m.out, ratio(m.out, base.out))
+				if m.allocs > 2*base.allocs+0.5 {
+					t.Errorf("%s %s: %.2f allocations per instruction at %s, %.2f at %s: not linear", phase, shape, m.allocs, sizeName(c.n), base.allocs, sizeName(cases[0].n))
+				}
+				if m.bytes > 3*base.bytes+64 {
+					t.Errorf("%s %s: %.0f bytes allocated per instruction at %s, %.0f at %s: not linear", phase, shape, m.bytes, sizeName(c.n), base.bytes, sizeName(cases[0].n))
+				}
+				if m.out > 3*base.out+16 {
+					t.Errorf("%s %s: %.1f bytes of output per instruction at %s, %.1f at %s: not linear", phase, shape, m.out, sizeName(c.n), base.out, sizeName(cases[0].n))
+				}
+			}
+		}
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 1
+	}
+	return a / b
+}
+
+// TestDeepNesting builds, verifies, lowers and emits (SPIR-V, CUDA, HIP and MSL) kernels of 1000
+// nested loops and of 10000 nested ifs: phases that re-walk nested code per level take
+// exponential or quadratic time on them (the uniformity analysis used to double its work per
+// loop level), and indentation that grows with the depth makes the text quadratic in it. Every
+// output must stay within a constant size per instruction.
+func TestDeepNesting(t *testing.T) {
+	hipD, err := hip.DialectFor("gfx1100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		k    *dsl.Kernel
+	}{
+		{"1000 nested loops", irtest.NestedLoops(irtest.MaxScaleLoops, 16)},
+		{"10000 nested ifs", irtest.NestedIfs(irtest.MaxScaleIfs, 10)},
+	} {
+		start := time.Now()
+		k, err := c.k.Build()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		n := irtest.Count(k)
+		perInst := func(what string, size, limit int) {
+			t.Helper()
+			if size > limit*n {
+				t.Errorf("%s: %s is %d bytes for %d instructions, over %d per instruction", c.name, what, size, n, limit)
+			}
+		}
+		perInst("the IR text", len(k.String()), 200)
+		mod, err := vulkan.Compile(k, vulkan.PortableCaps)
+		if err != nil {
+			t.Fatalf("%s: SPIR-V: %v", c.name, err)
+		}
+		perInst("the SPIR-V module", 4*len(mod.Words), 64)
+		for _, d := range []*cfamily.Dialect{cuda.Dialect, hipD, metal.Dialect} {
+			l, err := lower.Run(k, d.Caps)
+			if err != nil {
+				t.Fatalf("%s: lower for %s: %v", c.name, d.Name, err)
+			}
+			src, err := cfamily.Print(l, d)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", c.name, d.Name, err)
+			}
+			perInst("the "+d.Name+" text", len(src), 200)
+		}
+		t.Logf("%s: %d instructions built, verified, lowered and emitted four ways in %v", c.name, n, time.Since(start))
+	}
+}
+
+// TestDeepNestingCompiles checks that code nested deeper than the printers' indentation cap is
+// valid: spirv-val accepts the SPIR-V, clang compiles the CUDA to PTX and hipcc the HIP to an
+// AMDGPU code object.
+// The kernels stay within clang's default bracket nesting limit (256) and are no deeper than
+// spirv-val checks quickly (its time grows with the cube of the depth: a 1000-loop module takes
+// it minutes). Set ONESOURCE_DEEP_COMPILE=1 to also compile the CUDA of 10000 nested ifs, with
+// clang's limit raised (-fbracket-depth) and an unlimited stack, as the C++ standard's
+// recommended 256 levels are only clang's default.
+func TestDeepNestingCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the compilers")
+	}
+	for _, c := range []struct {
+		name string
+		k    *dsl.Kernel
+	}{
+		{"150 nested loops", irtest.NestedLoops(150, 16)},
+		{"240 nested ifs", irtest.NestedIfs(240, 10)},
+	} {
+		k, err := c.k.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod, err := vulkan.Compile(k, vulkan.PortableCaps)
+		if err != nil {
+			t.Fatalf("%s: SPIR-V: %v", c.name, err)
+		}
+		if err := vulkan.Validate(mod.Words); errors.Is(err, vulkan.ErrNoValidator) {
+			t.Logf("%s: %v", c.name, err)
+		} else if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		src, err := cuda.Emit(k)
+		if err != nil {
+			t.Fatalf("%s: CUDA: %v", c.name, err)
+		}
+		compiled(t, c.name, "CUDA", func() (*cfamily.Result, error) { return cuda.CompileClang(src, "sm_80") })
+		hsrc, err := hip.Emit(k, "gfx90a")
+		if err != nil {
+			t.Fatalf("%s: HIP: %v", c.name, err)
+		}
+		compiled(t, c.name, "HIP", func() (*cfamily.Result, error) { return hip.CompileHIPCC(hsrc, "gfx90a") })
+	}
+	if os.Getenv("ONESOURCE_DEEP_COMPILE") == "" {
+		return
+	}
+	k, err := irtest.NestedIfs(irtest.MaxScaleIfs, 10).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := cuda.Emit(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clang, err := cfamily.LookPath("clang-16", "clang")
+	if err != nil {
+		t.Skip(err)
+	}
+	args := append([]string{"-c", `ulimit -s unlimited && exec "$0" "$@"`, clang, "-fbracket-depth=20000"}, cuda.ClangArgs("sm_80")...)
+	compiled(t, "10000 nested ifs", "CUDA", func() (*cfamily.Result, error) {
+		return cfamily.Run("clang: CUDA -> PTX, sm_80, deep", "/bin/sh", args, "kernel.cu", src, nil)
+	})
+}
+
+// compiled runs a compile, skipping the test when the compiler is missing.
+func compiled(t *testing.T, name, lang string, compile func() (*cfamily.Result, error)) {
+	t.Helper()
+	start := time.Now()
+	r, err := compile()
+	switch {
+	case errors.Is(err, cfamily.ErrNoTool):
+		t.Skipf("%s: %v", name, err)
+	case err != nil:
+		t.Errorf("%s: %s: %v", name, lang, err)
+	case len(r.Output) == 0:
+		t.Errorf("%s: %s: %s wrote nothing", name, lang, r.Label)
+	default:
+		t.Logf("%s: %s: %s in %v", name, lang, r.Label, time.Since(start))
+	}
+}
