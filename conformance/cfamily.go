@@ -37,7 +37,8 @@ const hipArch = "gfx90a"
 // CFamily runs cells through one C-family backend: E emitted text, V the vendor compiler accepts
 // it (clang-16 to PTX for CUDA, hipcc to an AMDGPU code object for HIP, the labelled host
 // syntax-and-type check for MSL), H the emitted text executed by host emulation on the CPU, and
-// X on a real device where the backend's runtime finds one (CUDA, HIP).
+// X on a real device where the backend's runtime finds one (CUDA, HIP). It runs in checked mode
+// unless SetChecked turns it off (see the package documentation).
 type CFamily struct {
 	name     string
 	lang     host.Lang
@@ -47,7 +48,12 @@ type CFamily struct {
 	vnote    string
 	device   func(src string, k *ir.Kernel, cases []kernels.Case, lens func(kernels.Case) []uint32) ([][][]byte, error)
 	opts     host.Options
+	// unchecked turns checked mode off: the kernel runs as production emits it.
+	unchecked bool
 }
+
+// SetChecked implements Checker.
+func (c *CFamily) SetChecked(on bool) { c.unchecked = !on }
 
 // Name implements Target.
 func (c *CFamily) Name() string { return c.name }
@@ -70,7 +76,15 @@ func (c *CFamily) SubgroupSize() int { return c.caps.SubgroupSize }
 // Run implements Target.
 func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcome {
 	var o Outcome
-	low, err := lower.Run(k, c.caps)
+	var chk *checkedRun
+	var low *ir.Kernel
+	var err error
+	if c.unchecked {
+		low, err = lower.Run(k, c.caps)
+	} else if chk, err = instrument(k, c.caps, cases); err == nil {
+		low, cases = chk.lowered, chk.cases
+		o.Checked = true
+	}
 	if err != nil {
 		o.Err = fmt.Errorf("lower: %w", err)
 		return o
@@ -110,7 +124,7 @@ func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Ou
 			return o
 		}
 	}
-	prog, err := host.Compile(src, c.lang, k.Name, len(k.Buffers), len(k.Params)+len(lens(kernels.Case{})), c.opts)
+	prog, err := host.Compile(src, c.lang, k.Name, len(low.Buffers), len(low.Params)+len(lens(kernels.Case{})), c.opts)
 	if err != nil {
 		o.Err = fmt.Errorf("host execution: %w", err)
 		return o
@@ -151,6 +165,12 @@ func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Ou
 		}
 	} else {
 		o.Outputs = hostOuts
+	}
+	if chk != nil {
+		if o.Outputs, o.OutOfBounds, err = chk.finish(o.Outputs); err != nil {
+			o.Err = err
+			return o
+		}
 	}
 	o.Notes = append(o.Notes, "H is host emulation of the emitted "+c.lang.String()+" text on the CPU, not a GPU run")
 	return o

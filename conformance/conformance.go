@@ -6,6 +6,21 @@
 // (never reported as X), B bit-exact against the oracle on every case — and, where a case is not
 // bit-exact, the largest difference in ULP and relative error. A report never claims a level
 // that was not reached; a backend that is not available here says "unavailable" with the reason.
+//
+// # Checked mode
+//
+// Cells run in checked mode unless it is turned off (SetChecked, Vulkan.Unchecked, `onesource
+// conform -checked=false`): the Vulkan and C-family targets run the kernel that lower.RunChecked
+// makes of the cell's kernel (lowered, then instrumented), which compares every buffer index that
+// may be out of bounds with the bound buffer's element count, skips an access that is out of bounds
+// (a load gives 0) and records the first such access in a 16-byte report buffer bound after the
+// cell's own bindings. The target reads the report after each case; a run whose kernel recorded a
+// violation fails (Result.OutOfBounds; Reason "out of bounds at kernels/ops_norm.go:57: store
+// y[4096] outside its 4096 elements (case NAME)"), whatever its outputs. The checked kernel
+// computes the same bytes as the unchecked one, so bit-exactness is judged as before. The suite's
+// Vulkan target (Targets) also opens its device with robustBufferAccess where the device has it.
+// Only this package checks: production paths (packages engine, prebuilt, generate and `onesource
+// gen`) emit and run unchecked kernels, byte for byte what they were.
 package conformance
 
 import (
@@ -40,6 +55,11 @@ type Outcome struct {
 	Err     error      // the first failure; Levels says how far it got
 	Notes   []string   // extra facts for the report ("host check, not Apple's compiler")
 	Timing  time.Duration
+	// Checked says the kernel ran bounds-checked (checked mode); OutOfBounds is then the first
+	// out-of-bounds access it recorded ("kernels/ops_norm.go:57: store y[4096] outside its 4096
+	// elements (case rows=3)"), "" when none. Outputs are the cases' outputs either way.
+	Checked     bool
+	OutOfBounds string
 }
 
 // Result is the verdict on one (cell, backend, schedule): a row of the JSON report.
@@ -65,6 +85,11 @@ type Result struct {
 	// Perf is the kernel-only measurement at the op's realistic shape (level P), when the run
 	// was measured (conform -bench; Vulkan only).
 	Perf *CellBench `json:"perf,omitempty"`
+	// Checked says the cell ran in checked mode (bounds-checked kernel). OutOfBounds is the
+	// first out-of-bounds access it recorded, "FILE:LINE: store y[4096] outside its 4096
+	// elements (case NAME)"; such a run fails (not bit-exact, Reason "out of bounds at ...").
+	Checked     bool   `json:"checked,omitempty"`
+	OutOfBounds string `json:"out_of_bounds,omitempty"`
 }
 
 // Judge runs one cell on one open target at schedule s and returns the verdict.
@@ -87,6 +112,7 @@ func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 	r.Cases = len(cases)
 	o := t.Run(k, s, cases)
 	r.Levels = o.Levels
+	r.Checked = o.Checked
 	if o.Err != nil {
 		r.Reason = o.Err.Error()
 		r.Seconds = time.Since(start).Seconds()
@@ -116,11 +142,21 @@ func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 			}
 		}
 	}
-	r.Digest = OutputDigest(cases, o.Outputs)
-	if exact {
+	switch {
+	case o.OutOfBounds != "":
+		// A kernel that indexes out of bounds fails whatever its outputs: no B, and no digest
+		// (its bytes are not a schedule's or backend's to compare).
+		r.OutOfBounds = o.OutOfBounds
+		r.Reason = "out of bounds at " + o.OutOfBounds
+		if !exact {
+			r.Reason += "; not bit-exact: " + strings.Join(why, "; ")
+		}
+	case exact:
+		r.Digest = OutputDigest(cases, o.Outputs)
 		r.BitExact = true
 		r.Levels += "B"
-	} else {
+	default:
+		r.Digest = OutputDigest(cases, o.Outputs)
 		r.Reason = "not bit-exact: " + strings.Join(why, "; ")
 	}
 	if len(o.Notes) > 0 {

@@ -41,9 +41,19 @@ func (f Filter) Cells() []kernels.Cell {
 	return out
 }
 
-// Targets returns every backend the suite knows, in report order. Each still has to be opened.
+// Targets returns every backend the suite knows, in report order, each a new value in checked
+// mode (SetChecked turns it off; on Vulkan with robustBufferAccess where the device has it).
+// Each still has to be opened.
 func Targets() []Target {
-	return append([]Target{&Vulkan{}}, extraTargets...)
+	out := []Target{&Vulkan{Robust: true}}
+	for _, t := range extraTargets {
+		if c, ok := t.(*CFamily); ok {
+			cp := *c
+			t = &cp
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // extraTargets are the backends registered by other files of this package (C-family, host).
@@ -298,6 +308,17 @@ func Inconsistent(results []Result) []string {
 	return out
 }
 
+// countChecked counts the runs made in checked mode.
+func countChecked(results []Result) int {
+	n := 0
+	for _, r := range results {
+		if r.Ran && r.Checked {
+			n++
+		}
+	}
+	return n
+}
+
 // WriteJSON writes the results as a JSON array, one record per (cell, backend, schedule).
 func WriteJSON(w io.Writer, results []Result) error {
 	if results == nil {
@@ -348,6 +369,8 @@ func WriteMatrix(w io.Writer, results []Result) {
 				cols[i] = "unavailable"
 			case r.BitExact:
 				cols[i] = r.Levels
+			case r.OutOfBounds != "":
+				cols[i] = r.Levels + " OUT-OF-BOUNDS"
 			default:
 				cols[i] = r.Levels + " NOT-EXACT"
 			}
@@ -374,6 +397,9 @@ func WriteMatrix(w io.Writer, results []Result) {
 		}
 	}
 	fmt.Fprintln(w, "\nlevels: E emitted, V validated by the vendor toolchain, X executed on a real driver, H host emulation (not a GPU), B bit-exact, P performance measured")
+	if checked := countChecked(results); checked > 0 {
+		fmt.Fprintf(w, "checked mode: %d of %d runs bounds-checked (an out-of-bounds buffer access fails the run)\n", checked, ran)
+	}
 	var perf []*CellBench
 	for _, r := range results {
 		if r.Perf != nil {

@@ -14,9 +14,22 @@ import (
 // Vulkan runs cells through the SPIR-V emitter on the first Vulkan device (Mesa lavapipe on a
 // machine without a GPU): E emitted, V spirv-val accepts it (when spirv-val is installed), X run
 // on the device.
+//
+// The zero Vulkan runs in checked mode (see the package documentation): each cell's kernel is
+// bounds-checked (lower.RunChecked) and a run whose kernel records an out-of-bounds access fails.
 type Vulkan struct {
+	// Unchecked turns checked mode off: the kernel runs as production emits it.
+	Unchecked bool
+	// Robust opens the device with robustBufferAccess, where it has it, when checked. The
+	// suite's targets (Targets) set it; a Vulkan opened to measure speed (bench, tune, gate)
+	// leaves it off, so its device is configured as production's.
+	Robust bool
+
 	dev *vulkan.Device
 }
+
+// SetChecked implements Checker; call it before Open.
+func (v *Vulkan) SetChecked(on bool) { v.Unchecked = !on }
 
 // Name implements Target.
 func (v *Vulkan) Name() string { return "vulkan" }
@@ -26,7 +39,7 @@ func (v *Vulkan) Open() error {
 	if err := vulkan.Available(); err != nil {
 		return err
 	}
-	d, err := vulkan.Open(vulkan.Options{})
+	d, err := vulkan.Open(vulkan.Options{RobustBufferAccess: v.Robust && !v.Unchecked})
 	if err != nil {
 		return err
 	}
@@ -55,7 +68,27 @@ func (v *Vulkan) Device() *vulkan.Device { return v.dev }
 // Run implements Target.
 func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcome {
 	var o Outcome
-	m, err := vulkan.Compile(k, v.dev.Caps())
+	var chk *checkedRun
+	caps := v.dev.Caps()
+	var m *vulkan.Module
+	var err error
+	if v.Unchecked {
+		m, err = vulkan.Compile(k, caps)
+	} else {
+		// Checked mode: the lowered kernel, instrumented, emitted as vulkan.Compile emits.
+		if chk, err = instrument(k, caps, cases); err == nil {
+			cases = chk.cases
+			o.Checked = true
+			if v.Robust && !v.dev.Info().RobustBufferAccessEnabled {
+				o.Notes = append(o.Notes, "the device has no robustBufferAccess")
+			}
+			sg := 0
+			if caps.SubgroupSize > 1 {
+				sg = caps.SubgroupSize
+			}
+			m, err = vulkan.Emit(chk.lowered, vulkan.EmitOptions{SubgroupSize: uint32(sg)})
+		}
+	}
 	if err != nil {
 		o.Err = fmt.Errorf("emit: %w", err)
 		return o
@@ -87,8 +120,14 @@ func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		o.Err = err
 		return o
 	}
-	o.Outputs = outs
 	o.Timing = time.Since(start)
+	if chk != nil {
+		if outs, o.OutOfBounds, err = chk.finish(outs); err != nil {
+			o.Err = err
+			return o
+		}
+	}
+	o.Outputs = outs
 	o.Levels += "X"
 	return o
 }

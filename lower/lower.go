@@ -6,6 +6,9 @@
 // Passes are a plain ordered list (Passes); Run clones the kernel, runs them in order and verifies
 // the result after each, so a pass that breaks the IR is caught at the pass that did it. Every
 // pass preserves the numeric meaning defined by package oracle bit for bit.
+//
+// Checked (bounds.go) is not one of the Passes: it makes the bounds-checked kernel of checked
+// mode (tests, the conformance suite) from a built kernel, which Run then lowers as any other.
 package lower
 
 import (

@@ -42,6 +42,12 @@ type DeviceInfo struct {
 
 	Features        Features // the features the device supports
 	EnabledFeatures Features // the features enabled on an open Device (zero in Devices)
+
+	// RobustBufferAccess: the device supports VkPhysicalDeviceFeatures.robustBufferAccess
+	// (out-of-bounds buffer accesses are discarded or read within the buffer, never fault).
+	RobustBufferAccess bool
+	// RobustBufferAccessEnabled: an open Device has it enabled (Options.RobustBufferAccess).
+	RobustBufferAccessEnabled bool
 }
 
 // Options choose the device Open creates and what it enables.
@@ -51,6 +57,11 @@ type Options struct {
 	// Features to enable; nil enables every feature the device supports. A requested feature
 	// the device lacks makes Open fail with an error naming it.
 	Features *Features
+	// RobustBufferAccess enables VkPhysicalDeviceFeatures.robustBufferAccess where the device
+	// supports it (and is ignored where it does not: DeviceInfo.RobustBufferAccessEnabled says).
+	// Checked runs (package conformance) ask for it; nothing else does, so production devices
+	// are opened without it whatever Features says.
+	RobustBufferAccess bool
 }
 
 // vkInst is a created VkInstance with its functions.
@@ -277,7 +288,8 @@ func (in *vkInst) query(index int, h vkPhysicalDevice) (*physDevice, error) {
 		Timestamps:      pd.queueFamily >= 0 && pd.tsBits > 0 && l.TimestampPeriod > 0,
 		TimestampPeriod: float64(l.TimestampPeriod),
 
-		Features: supportedFeatures(pd.chain, pd.sg),
+		Features:           supportedFeatures(pd.chain, pd.sg),
+		RobustBufferAccess: pd.chain.f2.Features.RobustBufferAccess != 0,
 	}
 	if pd.info.Type == "" {
 		pd.info.Type = "other"
@@ -460,6 +472,10 @@ func (d *Device) open(opts Options) error {
 	}
 	d.subgroupControl = pd.subgroupControl()
 	chain := enableChain(want, d.subgroupControl)
+	robust := opts.RobustBufferAccess && pd.info.RobustBufferAccess
+	if robust {
+		chain.f2.Features.RobustBufferAccess = vkTrue
+	}
 
 	priority := []float32{1}
 	qci := &vkDeviceQueueCreateInfo{
@@ -497,6 +513,7 @@ func (d *Device) open(opts Options) error {
 		}
 	}
 	d.info.SubgroupSizeControl = d.subgroupControl
+	d.info.RobustBufferAccessEnabled = robust
 
 	pcci := &vkPipelineCacheCreateInfo{SType: vkStructureTypePipelineCacheCreateInfo}
 	if err := check("vkCreatePipelineCache", d.fn.createPipelineCache(d.handle, unsafe.Pointer(pcci), nil, unsafe.Pointer(&d.cache))); err != nil {

@@ -32,9 +32,10 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.String("json", "", "write one JSON record per (cell, backend, schedule) to this file")
 	bench := fs.Bool("bench", false, "also measure every bit-exact Vulkan run kernel-only at its op's realistic shape (level P; GB/s and % of the copy roofline in the JSON records)")
 	tuningPath := fs.String("tuning", "", "tuning cache file: with -schedules default, Vulkan runs each cell at its tuned schedule (see onesource tune)")
+	checked := fs.Bool("checked", true, "checked mode: run bounds-checked kernels (robustBufferAccess on Vulkan where the device has it) and fail a run whose kernel indexes a buffer out of bounds, naming the source line; -checked=false runs the kernels as production emits them")
 	schedules := fs.String("schedules", "default", "default (each backend's), sample (four per cell and the default), all (every schedule of each cell), or a list like 'lanes=8,strided;lanes=64'")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-tuning FILE] [-bench] [-json FILE]")
+		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-tuning FILE] [-bench] [-checked=false] [-json FILE]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -84,7 +85,7 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "%d/%d %s/%s/%s %s %s %s (%.2fs)\n", done, total, r.Op, r.Type, r.Backend, r.Schedule, r.Levels, status, r.Seconds)
 	}
-	results := conformance.Run(f, conformance.Targets(), sched, progress)
+	results := conformance.Run(f, conformance.SetChecked(conformance.Targets(), *checked), sched, progress)
 	if *bench {
 		v := &conformance.Vulkan{}
 		if err := v.Open(); err != nil {
