@@ -48,7 +48,7 @@ type Engine struct {
 
 	mu      sync.Mutex
 	stream  *vulkan.Stream
-	pending []int // indexes into trace of the queued calls
+	pending []int // per queued dispatch, in order: its index in trace (-1: not traced)
 	twins   map[twinKey]*twin
 	hands   map[string]*hand // by incumbent name and shape
 	tables  map[oracle.Type][]*vulkan.Buffer
@@ -166,7 +166,9 @@ func (e *Engine) ResetTrace() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.trace = nil
-	e.pending = e.pending[:0]
+	for i := range e.pending {
+		e.pending[i] = -1 // still queued, but no longer in the trace
+	}
 }
 
 // Flush runs the queued calls: one submission, waited for.
@@ -197,7 +199,7 @@ func (e *Engine) flushCtx(ctx context.Context) error {
 	}
 	times := e.stream.Times()
 	for i, ti := range pending {
-		if ti < len(e.trace) {
+		if ti >= 0 && ti < len(e.trace) {
 			e.trace[ti].Flushed = true
 			if i < len(times) {
 				e.trace[ti].Time = times[i]

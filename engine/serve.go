@@ -116,10 +116,12 @@ func (e *Engine) serve(c *call) error {
 	if err := e.stream.Dispatch(pipe, views, push, groups); err != nil {
 		return fmt.Errorf("engine: %s (%s): %w", rec.Cell, rec.Kernel, err)
 	}
+	ti := -1 // one pending entry per queued dispatch: its trace index, or -1 when not traced
 	if e.tracing {
 		e.trace = append(e.trace, rec)
-		e.pending = append(e.pending, len(e.trace)-1)
+		ti = len(e.trace) - 1
 	}
+	e.pending = append(e.pending, ti)
 	return nil
 }
 
