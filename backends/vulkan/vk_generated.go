@@ -462,6 +462,11 @@ const (
 	vkStructureTypePhysicalDeviceVulkan12Features                    = 51
 	vkStructureTypePhysicalDeviceVulkan13Features                    = 53
 	vkStructureTypePhysicalDeviceSubgroupSizeControlFeatures         = 1000225002
+	vkStructureTypePhysicalDevice16bitStorageFeatures                = 1000083000
+	vkStructureTypePhysicalDevice8bitStorageFeatures                 = 1000177000
+	vkStructureTypePhysicalDeviceShaderFloat16Int8Features           = 1000082000
+	vkStructureTypePhysicalDeviceShaderIntegerDotProductFeatures     = 1000280000
+	vkStructureTypePhysicalDeviceDriverProperties                    = 1000196000
 	vkStructureTypeDeviceQueueCreateInfo                             = 2
 	vkStructureTypeDeviceCreateInfo                                  = 3
 	vkStructureTypeBufferCreateInfo                                  = 12
@@ -930,6 +935,55 @@ type vkPhysicalDeviceSubgroupSizeControlFeatures struct {
 	PNext                unsafe.Pointer  `c:"pNext"`
 	SubgroupSizeControl  vkBool32        `c:"subgroupSizeControl"`
 	ComputeFullSubgroups vkBool32        `c:"computeFullSubgroups"`
+}
+
+// vkPhysicalDevice16BitStorageFeatures mirrors VkPhysicalDevice16BitStorageFeatures.
+type vkPhysicalDevice16BitStorageFeatures struct {
+	_                                  structs.HostLayout
+	SType                              vkStructureType `c:"sType"`
+	PNext                              unsafe.Pointer  `c:"pNext"`
+	StorageBuffer16BitAccess           vkBool32        `c:"storageBuffer16BitAccess"`
+	UniformAndStorageBuffer16BitAccess vkBool32        `c:"uniformAndStorageBuffer16BitAccess"`
+	StoragePushConstant16              vkBool32        `c:"storagePushConstant16"`
+	StorageInputOutput16               vkBool32        `c:"storageInputOutput16"`
+}
+
+// vkPhysicalDevice8BitStorageFeatures mirrors VkPhysicalDevice8BitStorageFeatures.
+type vkPhysicalDevice8BitStorageFeatures struct {
+	_                                 structs.HostLayout
+	SType                             vkStructureType `c:"sType"`
+	PNext                             unsafe.Pointer  `c:"pNext"`
+	StorageBuffer8BitAccess           vkBool32        `c:"storageBuffer8BitAccess"`
+	UniformAndStorageBuffer8BitAccess vkBool32        `c:"uniformAndStorageBuffer8BitAccess"`
+	StoragePushConstant8              vkBool32        `c:"storagePushConstant8"`
+}
+
+// vkPhysicalDeviceShaderFloat16Int8Features mirrors VkPhysicalDeviceShaderFloat16Int8Features.
+type vkPhysicalDeviceShaderFloat16Int8Features struct {
+	_             structs.HostLayout
+	SType         vkStructureType `c:"sType"`
+	PNext         unsafe.Pointer  `c:"pNext"`
+	ShaderFloat16 vkBool32        `c:"shaderFloat16"`
+	ShaderInt8    vkBool32        `c:"shaderInt8"`
+}
+
+// vkPhysicalDeviceShaderIntegerDotProductFeatures mirrors VkPhysicalDeviceShaderIntegerDotProductFeatures.
+type vkPhysicalDeviceShaderIntegerDotProductFeatures struct {
+	_                       structs.HostLayout
+	SType                   vkStructureType `c:"sType"`
+	PNext                   unsafe.Pointer  `c:"pNext"`
+	ShaderIntegerDotProduct vkBool32        `c:"shaderIntegerDotProduct"`
+}
+
+// vkPhysicalDeviceDriverProperties mirrors VkPhysicalDeviceDriverProperties.
+type vkPhysicalDeviceDriverProperties struct {
+	_                  structs.HostLayout
+	SType              vkStructureType           `c:"sType"`
+	PNext              unsafe.Pointer            `c:"pNext"`
+	DriverID           vkDriverId                `c:"driverID"`
+	DriverName         [vkMaxDriverNameSize]byte `c:"driverName"`
+	DriverInfo         [vkMaxDriverInfoSize]byte `c:"driverInfo"`
+	ConformanceVersion vkConformanceVersion      `c:"conformanceVersion"`
 }
 
 // vkPhysicalDeviceMemoryProperties mirrors VkPhysicalDeviceMemoryProperties.
