@@ -1,6 +1,9 @@
 package oracle
 
-import "math"
+import (
+	"math"
+	"math/big"
+)
 
 // This file is the portable math library (numeric rule 3 in the package doc). Every function is a fixed
 // sequence of float32 operations: + - * / and sqrt, each rounded to nearest even (contract 2), no
@@ -330,4 +333,447 @@ func FloatToInt32(f float32) int32 {
 // for |i| <= 2^24).
 func Int32ToFloat(i int32) float32 {
 	return float32(i)
+}
+
+// ---- The rest of the math library: rounding, sign and NaN rules, Fma, Exp2, Log2, Pow, Erf. ----
+//
+// Each function below is the oracle twin of a dsl.Value method of the same name (dsl/math.go).
+// The rounding, sign and min/max functions are exact (their result is the correctly rounded one
+// by definition); they are written here with Go's math package, independently of the DSL's
+// bit-level sequences. Fma is exact too (math/big). Exp2, Log2, Pow and Erf are op sequences like
+// Exp above: the sequence is the definition, and their accuracy is measured by the tests.
+
+// Floor returns the largest integer value <= x (exact; NaN, ±Inf and ±0 are returned as they are).
+func Floor(x float32) float32 { return float32(math.Floor(float64(x))) }
+
+// Ceil returns the smallest integer value >= x (exact; Ceil(-0.5) = -0).
+func Ceil(x float32) float32 { return float32(math.Ceil(float64(x))) }
+
+// Trunc returns x rounded toward zero to an integer value (exact; Trunc(-0.5) = -0).
+func Trunc(x float32) float32 { return float32(math.Trunc(float64(x))) }
+
+// Round returns x rounded to the nearest integer value, ties to even (IEEE roundToIntegralTiesToEven:
+// Round(0.5) = 0, Round(1.5) = 2, Round(-2.5) = -2, Round(-0.25) = -0).
+func Round(x float32) float32 { return float32(math.RoundToEven(float64(x))) }
+
+// Abs returns |x| (the sign bit cleared; a NaN stays a NaN).
+func Abs(x float32) float32 { return float32(math.Abs(float64(x))) }
+
+// Copysign returns |x| with the sign bit of y (also for NaN and zero y).
+func Copysign(x, y float32) float32 {
+	return math.Float32frombits(math.Float32bits(x)&^(1<<31) | math.Float32bits(y)&(1<<31))
+}
+
+// Min returns the IR's min: b < a ? b : a. NaN rules follow from the comparison: Min(NaN, 1) =
+// NaN, Min(1, NaN) = 1; Min(+0, -0) = +0, Min(-0, +0) = -0.
+func Min(a, b float32) float32 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
+// Max returns the IR's max: a > b ? a : b (MaxOp, numeric rule 4): Max(NaN, 1) = 1,
+// Max(1, NaN) = NaN; Max(+0, -0) = -0, Max(-0, +0) = +0.
+func Max(a, b float32) float32 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// MinNum is IEEE 754-2019 minimumNumber: the smaller of a and b, ignoring a NaN operand (NaN
+// only when both are NaN), with -0 < +0. Symmetric in a and b.
+func MinNum(a, b float32) float32 {
+	switch {
+	case a != a:
+		return b
+	case b != b:
+		return a
+	case a == 0 && b == 0:
+		if math.Signbit(float64(a)) {
+			return a
+		}
+		return b
+	case a < b:
+		return a
+	}
+	return b
+}
+
+// MaxNum is IEEE 754-2019 maximumNumber: the larger of a and b, ignoring a NaN operand (NaN only
+// when both are NaN), with +0 > -0. Symmetric in a and b.
+func MaxNum(a, b float32) float32 {
+	switch {
+	case a != a:
+		return b
+	case b != b:
+		return a
+	case a == 0 && b == 0:
+		if math.Signbit(float64(a)) {
+			return b
+		}
+		return a
+	case a > b:
+		return a
+	}
+	return b
+}
+
+// Clamp returns Min(Max(x, lo), hi) with the IR's Min and Max: a NaN x gives lo (then hi if lo
+// is above hi); a NaN lo or hi is ignored only where the comparisons say so.
+func Clamp(x, lo, hi float32) float32 { return Min(Max(x, lo), hi) }
+
+// Fma returns a*b + c computed exactly and rounded once to nearest even (IEEE fusedMultiplyAdd):
+// no rounding of the product, the IEEE special cases (0*Inf is NaN, an exact zero sum is +0
+// unless both addends are -0, a product that overflows float32 still cancels against c).
+func Fma(a, b, c float32) float32 {
+	fa, fb, fc := float64(a), float64(b), float64(c)
+	if math.IsNaN(fa) || math.IsNaN(fb) || math.IsNaN(fc) || math.IsInf(fa, 0) || math.IsInf(fb, 0) ||
+		math.IsInf(fc, 0) || fa == 0 || fb == 0 || fc == 0 {
+		// The float64 product of two float32 values is exact, and with a zero or non-finite
+		// operand the sum is exact or special: one rounding, to float32.
+		return float32(fa*fb + fc)
+	}
+	// Exactly: 24x24-bit product (48 bits) plus a float32 spans at most 48+24+298 bits.
+	p := new(big.Float).SetPrec(1024).SetFloat64(fa)
+	p.Mul(p, new(big.Float).SetFloat64(fb))
+	p.Add(p, new(big.Float).SetFloat64(fc))
+	if p.Sign() == 0 {
+		return 0 // an exact zero sum of nonzero addends is +0 under round to nearest
+	}
+	f, _ := p.Float32() // nearest float32, ties to even, subnormals and overflow included
+	return f
+}
+
+const (
+	// Exp2 polynomial: 2^f ~ 1 + f*(E0 + f*(E1 + ... + f*E6)) on |f| <= 0.5 (a least-squares
+	// minimax fit of (2^f-1)/f in relative error, coefficients rounded to float32; relative error
+	// of the polynomial 2^-34).
+	exp2E0 float32 = 0.693147182  // 0x3f317218
+	exp2E1 float32 = 0.240226507  // 0x3e75fdf0
+	exp2E2 float32 = 0.0555041023 // 0x3d635845
+	exp2E3 float32 = 0.00961803831
+	exp2E4 float32 = 0.00133339351
+	exp2E5 float32 = 0.000154667810
+	exp2E6 float32 = 1.51961303e-05
+)
+
+// exp2Core returns 2^(th+tl) for |th| <= 160 and |tl| <= 2^-16 (the low part of a double-float
+// argument; 0 for Exp2). The op sequence:
+//
+//	s = th + 1.5*2^23;  n = s - 1.5*2^23   (n = round-half-even(th))
+//	f = (th - n) + tl                      (th - n exact)
+//	p = ((((((E6*f + E5)*f + E4)*f + E3)*f + E2)*f + E1)*f + E0)
+//	r = 1 + p*f
+//	ni = n as an integer (the low mantissa bits of s); n1 = ni >> 1 (arithmetic); n2 = ni - n1
+//	result = (r * 2^n1) * 2^n2             (2^k from its exponent bits; the first product exact)
+func exp2Core(th, tl float32) float32 {
+	s := th + roundMagic
+	n := s - roundMagic
+	f := (th - n) + tl
+	p := float32(exp2E6*f) + exp2E5
+	p = float32(p*f) + exp2E4
+	p = float32(p*f) + exp2E3
+	p = float32(p*f) + exp2E2
+	p = float32(p*f) + exp2E1
+	p = float32(p*f) + exp2E0
+	r := 1 + float32(p*f)
+	ni := int32(math.Float32bits(s)&0x7fffff) - 0x400000
+	n1 := ni >> 1
+	n2 := ni - n1
+	r = float32(r * pow2f(n1))
+	return float32(r * pow2f(n2))
+}
+
+// Exp2 returns 2^x: NaN -> NaN; x clamped to [-160, 160] (so +Inf -> +Inf and -Inf -> +0 fall
+// out); then exp2Core(x, 0). Results in the subnormal range are rounded once.
+func Exp2(x float32) float32 {
+	if x != x {
+		return x
+	}
+	if x > 160 {
+		x = 160
+	}
+	if x < -160 {
+		x = -160
+	}
+	return exp2Core(x, 0)
+}
+
+// twoSum returns s = RN(a+b) and the exact error e: s + e = a + b (Knuth; six operations).
+func twoSum(a, b float32) (s, e float32) {
+	s = a + b
+	bb := s - a
+	e = (a - (s - bb)) + (b - bb)
+	return s, e
+}
+
+// fastTwoSum returns s = RN(a+b) and e = b - (s - a), exact when |a| >= |b| (Dekker).
+func fastTwoSum(a, b float32) (s, e float32) {
+	s = a + b
+	e = b - (s - a)
+	return s, e
+}
+
+// split returns h, l with h + l = a, each of at most 12 significant bits (Veltkamp, with
+// 4097 = 2^12 + 1): c = a*4097; h = c - (c - a); l = a - h.
+func split(a float32) (h, l float32) {
+	c := float32(a * 4097)
+	h = c - (c - a)
+	return h, a - h
+}
+
+// twoProd returns p = RN(a*b) and the error e = a*b - p (Dekker, exact when no intermediate
+// underflows or overflows): e = (((ah*bh - p) + ah*bl) + al*bh) + al*bl.
+func twoProd(a, b float32) (p, e float32) {
+	p = float32(a * b)
+	ah, al := split(a)
+	bh, bl := split(b)
+	e = float32(ah*bh) - p
+	e = e + float32(ah*bl)
+	e = e + float32(al*bh)
+	e = e + float32(al*bl)
+	return p, e
+}
+
+// log2Table holds log2(j/16) for j = 11..23 as float32 pairs hi + lo (hi the nearest float32,
+// lo the nearest float32 to the rest): the centers of log2D's range reduction.
+var log2Table = [13][2]float32{
+	{-0.540568352, -2.96170981e-08}, // j = 11
+	{-0.415037513, 1.35003919e-08},
+	{-0.299560279, -3.20480931e-09},
+	{-0.192645073, -5.00538411e-09},
+	{-0.0931094065, 2.13937557e-09},
+	{0, 0}, // j = 16
+	{0.0874628425, -1.21410759e-09},
+	{0.169925004, -2.80153811e-09},
+	{0.247927517, -3.25525162e-09},
+	{0.321928084, 1.09907257e-08},
+	{0.392317414, 8.49500825e-09},
+	{0.459431618, 1.85225169e-10},
+	{0.523561954, 1.55872182e-09}, // j = 23
+}
+
+const (
+	log2eHi  float32 = 1.44269502     // 0x3fb8aa3b, log2(e) rounded
+	log2eLo  float32 = 1.92596303e-08 // 0x32a57060, log2(e) - log2eHi rounded
+	sqrt2F   float32 = 1.41421354     // 0x3fb504f3, sqrt(2) rounded down
+	atanhA3  float32 = 0.666666687    // 2/3
+	atanhA5  float32 = 0.400000006    // 2/5
+	atanhA7  float32 = 0.285714298    // 2/7
+	split12  float32 = 4097
+	log2Inv  float32 = 0.0625
+	pow2Clip float32 = 4294967296 // 2^32: |y| beyond it over/underflows every Pow with x != 1
+)
+
+// log2D returns log2(a) as a double-float hi + lo (relative error about 2^-40) for a finite
+// a > 0. The op sequence:
+//
+//	e = 0; if a < 2^-126 { a = a * 2^23; e = -23 }          (subnormal: exact rescale)
+//	e = e + (exponent field of a) - 127; m = a with its exponent field set to 127  (m in [1, 2))
+//	if m >= 1.41421354 { m = m * 0.5; e = e + 1 }            (m in [0.7071, 1.4142))
+//	j = round-half-even(m*16) via 1.5*2^23; c = j * 0.0625   (c = j/16, j in 11..23)
+//	u = m - c (exact);  (vh, vl) = twoSum(m, c)
+//	sh = u / vh;  (ph, pl) = twoProd(sh, vh);  sl = (((u - ph) - pl) - sh*vl) / vh
+//	s2 = sh*sh;  t = (s2*sh) * ((A7*s2 + A5)*s2 + A3)      (A3, A5, A7 = 2/3, 2/5, 2/7)
+//	a2 = sh + sh;  r = (sl + sl) + t                       (ln(m/c) = 2 atanh(s) = a2 + r)
+//	(qh, ql) = twoProd(a2, log2eHi);  ql = ql + (a2*log2eLo + r*log2eHi)
+//	(h1, l1) = twoSum(float32(e), log2(c).hi);  (h2, l2) = twoSum(h1, qh)
+//	lo = ((l1 + l2) + log2(c).lo) + ql;  (hi, lo) = fastTwoSum(h2, lo)
+//
+// twoSum, fastTwoSum and twoProd (with split) are the error-free transformations written out
+// above. For a = 1 (and every power of two) the result is exact.
+func log2D(a float32) (hi, lo float32) {
+	var e int32
+	if a < 0x1p-126 {
+		a = float32(a * 0x1p23)
+		e = -23
+	}
+	b := math.Float32bits(a)
+	e += int32(b>>23) - 127
+	m := math.Float32frombits(b&0x7fffff | 127<<23)
+	if m >= sqrt2F {
+		m = float32(m * 0.5)
+		e++
+	}
+	sj := float32(m*16) + roundMagic
+	jf := sj - roundMagic
+	c := float32(jf * log2Inv)
+	j := int32(math.Float32bits(sj)&0x7fffff) - 0x400000
+	u := m - c
+	vh, vl := twoSum(m, c)
+	sh := u / vh
+	ph, pl := twoProd(sh, vh)
+	sl := (((u - ph) - pl) - float32(sh*vl)) / vh
+	s2 := float32(sh * sh)
+	t := float32(float32(s2*sh) * (float32(float32(float32(atanhA7*s2)+atanhA5)*s2) + atanhA3))
+	a2 := sh + sh
+	r := (sl + sl) + t
+	qh, ql := twoProd(a2, log2eHi)
+	ql = ql + (float32(a2*log2eLo) + float32(r*log2eHi))
+	ch, cl := log2Table[j-11][0], log2Table[j-11][1]
+	h1, l1 := twoSum(float32(e), ch)
+	h2, l2 := twoSum(h1, qh)
+	lo = ((l1 + l2) + cl) + ql
+	return fastTwoSum(h2, lo)
+}
+
+// Log2 returns the base-2 logarithm of x: NaN -> NaN, x < 0 -> NaN, ±0 -> -Inf, +Inf -> +Inf;
+// otherwise the hi part of log2D(x) (which is hi + lo rounded once): exact for powers of two.
+func Log2(x float32) float32 {
+	switch {
+	case x != x:
+		return x
+	case x < 0:
+		return float32(math.NaN())
+	case x == 0:
+		return float32(math.Inf(-1))
+	case x > math.MaxFloat32:
+		return x
+	}
+	hi, _ := log2D(x)
+	return hi
+}
+
+// isIntF reports whether the finite x is an integer; isOddF whether it is an odd one
+// (|x| >= 2^24 is always even).
+func isIntF(x float32) bool { return Floor(x) == x }
+func isOddF(x float32) bool {
+	return isIntF(x) && Abs(x) < 0x1p24 && int32(x)&1 == 1
+}
+
+// Pow returns x^y with the IEEE 754 (C99 Annex F) special cases, in this order:
+//
+//	y = ±0 -> 1;  x = 1 -> 1 (also for a NaN y);  x or y NaN -> NaN
+//	y = ±Inf: |x| = 1 -> 1; (|x| > 1) == (y > 0) -> +Inf; otherwise +0
+//	x = ±0 or ±Inf: the magnitude is +Inf where (x = ±Inf) == (y > 0), else 0; its sign is x's
+//	  when y is an odd integer, else +
+//	x < 0 and y not an integer -> NaN
+//
+// otherwise |x|^y is computed from the double-float logarithm and its sign is x's when y is an
+// odd integer. The op sequence of |x|^y (ax = |x|):
+//
+//	yc = y clamped to [-2^32, 2^32]          (beyond, every x != 1 over- or underflows anyway)
+//	(lh, ll) = log2D(ax)
+//	(th, tl) = twoProd(yc, lh);  tl = tl + yc*ll;  (th, tl) = fastTwoSum(th, tl)
+//	if th > 160 { th = 160; tl = 0 };  if th < -160 { th = -160; tl = 0 }
+//	result = exp2Core(th, tl)
+func Pow(x, y float32) float32 {
+	ax := Abs(x)
+	switch {
+	case y == 0, x == 1:
+		return 1
+	case x != x || y != y:
+		return float32(math.NaN())
+	case math.IsInf(float64(y), 0):
+		if ax == 1 {
+			return 1
+		}
+		if (ax > 1) == (y > 0) {
+			return float32(math.Inf(1))
+		}
+		return 0
+	case ax == 0 || math.IsInf(float64(ax), 0):
+		mag := float32(0)
+		if math.IsInf(float64(ax), 0) == (y > 0) {
+			mag = float32(math.Inf(1))
+		}
+		if isOddF(y) {
+			return Copysign(mag, x)
+		}
+		return mag
+	case x < 0 && !isIntF(y):
+		return float32(math.NaN())
+	}
+	yc := y
+	if yc > pow2Clip {
+		yc = pow2Clip
+	}
+	if yc < -pow2Clip {
+		yc = -pow2Clip
+	}
+	lh, ll := log2D(ax)
+	th, tl := twoProd(yc, lh)
+	tl = tl + float32(yc*ll)
+	th, tl = fastTwoSum(th, tl)
+	if th > 160 {
+		th, tl = 160, 0
+	}
+	if th < -160 {
+		th, tl = -160, 0
+	}
+	r := exp2Core(th, tl)
+	if x < 0 && isOddF(y) {
+		return -r
+	}
+	return r
+}
+
+const (
+	// Erf on |x| < 0.875: erf(x) = x + x*Q(x^2), Q a fit of erf(x)/x - 1 (float32 coefficients).
+	erfQ0 float32 = 0.128379166   // 0x3e0375d4
+	erfQ1 float32 = -0.376126379  // 0xbec093a3
+	erfQ2 float32 = 0.112837896   // 0x3de7178e
+	erfQ3 float32 = -0.026865961  // 0xbcdc1601
+	erfQ4 float32 = 0.00522288913 // 0x3bab24c5
+	erfQ5 float32 = -0.000851736404
+	erfQ6 float32 = 0.000115615287
+	erfQ7 float32 = -1.06984889e-05
+	// Erf on 0.875 <= |x| < 4: erf(a) = 1 - exp(-a^2) * R(a - 1.5), R a fit of erfcx(a) =
+	// erfc(a)*exp(a^2) weighted by exp(-a^2) (float32 coefficients).
+	erfR0  float32 = 0.321585417 // 0x3ea4a6d8
+	erfR1  float32 = -0.163622901
+	erfR2  float32 = 0.0761508793
+	erfR3  float32 = -0.0329314508
+	erfR4  float32 = 0.0133789973
+	erfR5  float32 = -0.00514162658
+	erfR6  float32 = 0.0018792207
+	erfR7  float32 = -0.000672184338
+	erfR8  float32 = 0.000238546098
+	erfR9  float32 = -6.83320613e-05
+	erfR10 float32 = 9.71413283e-06
+	erfCut float32 = 0.875
+	erfOne float32 = 4            // |x| >= 4: erf(x) rounds to ±1
+	erfC6  float32 = 0.166666672  // 1/6
+	erfC24 float32 = 0.0416666679 // 1/24
+)
+
+// Erf returns the error function of x. The op sequence (a = |x|, the sign bit cleared):
+//
+//	a < 0.875:  z = x*x; q = Q(z) in Horner form (Q7 first); result x + x*q
+//	a < 4:      ah = a with its low 12 mantissa bits cleared (ah*ah exact);
+//	            d = (a - ah)*(a + ah)                    (a^2 = ah^2 + d)
+//	            g = Exp(-(ah*ah)) * (1 + d*(-1 + d*(0.5 + d*(-1/6 + d*(1/24)))))  (exp(-a^2))
+//	            w = R(a - 1.5) in Horner form (R10 first); y = 1 - g*w; result y with x's sign
+//	otherwise:  1 with x's sign (±Inf too); NaN -> NaN
+func Erf(x float32) float32 {
+	a := Abs(x)
+	if a < erfCut {
+		z := float32(x * x)
+		q := float32(erfQ7*z) + erfQ6
+		q = float32(q*z) + erfQ5
+		q = float32(q*z) + erfQ4
+		q = float32(q*z) + erfQ3
+		q = float32(q*z) + erfQ2
+		q = float32(q*z) + erfQ1
+		q = float32(q*z) + erfQ0
+		return x + float32(x*q)
+	}
+	if a >= erfOne {
+		return Copysign(1, x)
+	}
+	ah := math.Float32frombits(math.Float32bits(a) & 0xfffff000)
+	d := float32((a - ah) * (a + ah))
+	ed := float32(d*erfC24) - erfC6
+	ed = float32(ed*d) + 0.5
+	ed = float32(ed*d) - 1
+	ed = float32(ed*d) + 1
+	g := float32(Exp(-float32(ah*ah)) * ed)
+	u := a - 1.5
+	w := float32(erfR10*u) + erfR9
+	for _, c := range [...]float32{erfR8, erfR7, erfR6, erfR5, erfR4, erfR3, erfR2, erfR1, erfR0} {
+		w = float32(w*u) + c
+	}
+	return Copysign(1-float32(g*w), x)
 }
