@@ -137,12 +137,12 @@ func TestMisuse(t *testing.T) {
 		{"const out of range", func(k *dsl.Kernel) int { l := line(); k.GlobalID(dsl.X).Add(-1); return l }, "cannot use -1"},
 		{"fraction to int", func(k *dsl.Kernel) int { l := line(); k.I32(3).Mul(1.5); return l }, "cannot use 1.5"},
 		{"if on int", func(k *dsl.Kernel) int { l := line(); k.If(k.U32(1), func() {}); return l }, "want bool"},
-		{"atomic on f32", func(k *dsl.Kernel) int {
+		{"atomic max on f32", func(k *dsl.Kernel) int {
 			b := k.Buffer("b", dsl.F32, dsl.ReadWrite)
 			l := line() + 1
-			b.AtomicAdd(0, 1.0)
+			b.AtomicMax(0, 1.0)
 			return l
-		}, "atomics need i32 or u32"},
+		}, "atomics need i32 or u32 elements (AtomicAdd also f32)"},
 		{"load write-only", func(k *dsl.Kernel) int {
 			b := k.Buffer("b", dsl.F32, dsl.Write)
 			l := line() + 1

@@ -121,8 +121,8 @@ func (a Array) atomic(op ir.AtomicOp, i any, vals ...any) Value {
 	if !ok {
 		return a.k.poison(a.valueType(), p)
 	}
-	if a.elem != I32 && a.elem != U32 {
-		a.k.errorf(p, "%s: atomics need i32 or u32 elements, %s holds %s", name, a.name, a.elem)
+	if a.elem != I32 && a.elem != U32 && !(a.elem == F32 && op == ir.AtomicAdd) {
+		a.k.errorf(p, "%s: atomics need i32 or u32 elements (AtomicAdd also f32), %s holds %s", name, a.name, a.elem)
 		return a.k.poison(a.valueType(), p)
 	}
 	if a.access() != ir.ReadWrite {
@@ -146,10 +146,23 @@ func (a Array) atomic(op ir.AtomicOp, i any, vals ...any) Value {
 
 func opName2(s string) string { return string(s[0]-'a'+'A') + s[1:] }
 
-// AtomicAdd atomically adds v to element i and returns the old value.
+// AtomicAdd atomically adds v to element i and returns the old value. On an f32 array the add
+// is one IEEE addition, rounded to nearest even, of v to the value it replaces: native where the
+// target has float atomics, a compare-exchange loop otherwise (package lower). Adds from many
+// invocations land in an order the device chooses, so an f32 total is the same on every run and
+// every backend only when every partial sum is exact (integers below 2^24, for example).
 func (a Array) AtomicAdd(i, v any) Value { return a.atomic(ir.AtomicAdd, i, v) }
 
 // AtomicMin atomically stores min(element, v) and returns the old value.
+// AtomicAnd atomically stores element & v and returns the old value (i32 or u32 elements).
+func (a Array) AtomicAnd(i, v any) Value { return a.atomic(ir.AtomicAnd, i, v) }
+
+// AtomicOr atomically stores element | v and returns the old value (i32 or u32 elements).
+func (a Array) AtomicOr(i, v any) Value { return a.atomic(ir.AtomicOr, i, v) }
+
+// AtomicXor atomically stores element ^ v and returns the old value (i32 or u32 elements).
+func (a Array) AtomicXor(i, v any) Value { return a.atomic(ir.AtomicXor, i, v) }
+
 func (a Array) AtomicMin(i, v any) Value { return a.atomic(ir.AtomicMin, i, v) }
 
 // AtomicMax atomically stores max(element, v) and returns the old value.

@@ -377,6 +377,26 @@ func (v Value) ShuffleXor(mask any) Value {
 	return k.emit(&ir.Inst{Op: ir.OpShuffleXor, Type: v.Type(), Args: []*ir.Inst{v.in, m.in}, Pos: p})
 }
 
+// Shuffle returns the value v has in the given lane of this subgroup (lane may differ between
+// invocations; it must be below the subgroup size). v is a 32-bit scalar. Every invocation of
+// the subgroup must reach the Shuffle together (no divergence around it).
+func (v Value) Shuffle(lane any) Value {
+	p := callerPos()
+	if !v.ok("shuffle") {
+		return Value{}
+	}
+	k := v.k
+	l, ok := k.operand("Shuffle", U32, lane, p)
+	if !ok {
+		return k.poison(v.Type(), p)
+	}
+	if l.Type() != U32 || v.Type().Lanes != 1 || v.Type().Scalar.Bits() != 32 || v.Type().Scalar == ir.Bool {
+		k.errorf(p, "Shuffle: shuffles a 32-bit scalar by a u32 lane, got %s by %s", v.Type(), l.Type())
+		return k.poison(v.Type(), p)
+	}
+	return k.emit(&ir.Inst{Op: ir.OpShuffle, Type: v.Type(), Args: []*ir.Inst{v.in, l.in}, Pos: p})
+}
+
 // Vec builds a vector from 2 to 4 scalars of one type.
 func (k *Kernel) Vec(lanes ...Value) Value {
 	if k == nil {

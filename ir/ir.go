@@ -81,6 +81,7 @@ const (
 	// Subgroup and special.
 	OpDotI8x4    // Args: [a u32, b u32]: signed 4 x i8 packed dot product, i32 result, non-saturating
 	OpShuffleXor // Args: [value, mask u32]: value of lane (lane ^ mask) of the subgroup
+	OpShuffle    // Args: [value, lane u32]: value of that lane of the subgroup (any lane, per invocation)
 	OpReduce     // Args: [value]; Aux = ReduceOp: canonical workgroup reduction (expanded by lower)
 
 	// Control flow.
@@ -103,7 +104,7 @@ var opNames = [...]string{
 	OpEq: "eq", OpNe: "ne", OpLt: "lt", OpLe: "le", OpGt: "gt", OpGe: "ge",
 	OpSelect: "select", OpConvert: "convert", OpBitcast: "bitcast",
 	OpCompose: "compose", OpExtract: "extract",
-	OpDotI8x4: "dot_i8x4", OpShuffleXor: "shuffle_xor", OpReduce: "reduce",
+	OpDotI8x4: "dot_i8x4", OpShuffleXor: "shuffle_xor", OpShuffle: "shuffle", OpReduce: "reduce",
 	OpIf: "if", OpLoop: "loop", OpBreak: "break", OpContinue: "continue", OpReturn: "return",
 	OpBarrier: "barrier",
 }
@@ -179,16 +180,20 @@ func (m Mem) String() string {
 // AtomicOp is OpAtomic's operation (its Aux).
 type AtomicOp uint8
 
-// Atomic operations on i32/u32 elements; all return the old value.
+// Atomic operations on i32/u32 elements (AtomicAdd also on f32 elements); all return the old
+// value.
 const (
 	AtomicAdd AtomicOp = iota
 	AtomicMin
 	AtomicMax
 	AtomicExchange
 	AtomicCmpXchg
+	AtomicAnd
+	AtomicOr
+	AtomicXor
 )
 
-var atomicNames = [...]string{"add", "min", "max", "xchg", "cmpxchg"}
+var atomicNames = [...]string{"add", "min", "max", "xchg", "cmpxchg", "and", "or", "xor"}
 
 // String returns the name of AtomicOp as the IR text form prints it.
 func (a AtomicOp) String() string {

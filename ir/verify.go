@@ -285,10 +285,10 @@ func (v *verifier) typeCheck(in *Inst) string {
 			if in.Mem == MemBuffer && k.Buffers[in.Ref].Access != ReadWrite {
 				return fmt.Sprintf("atomic on %s which is not read_write", name)
 			}
-			if elem != TI32 && elem != TU32 {
-				return fmt.Sprintf("atomics need i32 or u32 elements, %s holds %s", name, elem)
-			}
 			op := AtomicOp(in.Aux)
+			if elem != TI32 && elem != TU32 && !(elem == TF32 && op == AtomicAdd) {
+				return fmt.Sprintf("atomic %s needs i32 or u32 elements (add also f32), %s holds %s", op, name, elem)
+			}
 			n := 2
 			if op == AtomicCmpXchg {
 				n = 3
@@ -423,12 +423,12 @@ func (v *verifier) typeCheck(in *Inst) string {
 		if arg(0) != TU32 || arg(1) != TU32 || t != TI32 {
 			return fmt.Sprintf("takes packed u32, u32 -> i32; got %s, %s -> %s", arg(0), arg(1), t)
 		}
-	case OpShuffleXor:
+	case OpShuffleXor, OpShuffle:
 		if m := v.argTypes(in, 2); m != "" {
 			return m
 		}
 		if arg(0).Lanes != 1 || arg(0).Scalar.Bits() != 32 || arg(0).Scalar == Bool || arg(1) != TU32 || t != arg(0) {
-			return fmt.Sprintf("shuffles a 32-bit scalar by a u32 mask; got %s, %s", arg(0), arg(1))
+			return fmt.Sprintf("shuffles a 32-bit scalar by a u32 mask or lane; got %s, %s", arg(0), arg(1))
 		}
 	case OpReduce:
 		if m := v.argTypes(in, 1); m != "" {

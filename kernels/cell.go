@@ -140,6 +140,11 @@ type Cell struct {
 	// MaxRows is the most rows per workgroup the cell's kernel takes (Schedule.Rows); 0 or 1:
 	// the cell has no rows knob.
 	MaxRows int
+	// Feature, when not empty, marks a cell that exists to exercise a DSL feature on every
+	// backend (dsl.Subgroup, atomics, the math library, value types), not an op a model runs:
+	// it names the feature. Such a cell has no realistic workload (benchmarks use its largest
+	// conformance case) and no hand-written incumbent.
+	Feature string
 }
 
 // rowChoices are the rows-per-workgroup values of the cell's space.

@@ -318,7 +318,7 @@ func DeadCode(k *ir.Kernel) {
 
 func pure(in *ir.Inst) bool {
 	switch in.Op {
-	case ir.OpAtomic, ir.OpReduce, ir.OpShuffleXor:
+	case ir.OpAtomic, ir.OpReduce, ir.OpShuffleXor, ir.OpShuffle:
 		return false
 	}
 	return len(in.Blocks) == 0

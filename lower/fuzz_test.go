@@ -2,6 +2,8 @@ package lower_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
@@ -119,6 +121,20 @@ func genKernel(data []byte) *dsl.Kernel {
 	return k
 }
 
+// narrowSubgroups reports whether k's shuffles need wider subgroups than target c has; then
+// lowering must refuse k with an error that says so.
+func narrowSubgroups(t *testing.T, k *ir.Kernel, c lower.Caps) bool {
+	t.Helper()
+	need := lower.MinSubgroup(k)
+	if c.SubgroupSize <= 1 || need <= c.SubgroupSize {
+		return false
+	}
+	if _, err := lower.Run(k, c); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("needs subgroups of at least %d lanes", need)) {
+		t.Fatalf("caps %+v: kernel needs %d-lane subgroups; lowering gave %v, want a refusal", c, need, err)
+	}
+	return true
+}
+
 var lowerTargets = []lower.Caps{{}, {SubgroupSize: 8, DotI8x4: true, Float16: true}, {SubgroupSize: 32}, {SubgroupSize: 4, DotI8x4: true}}
 
 // FuzzLower builds random kernels through the DSL; the builder must never panic, every kernel it
@@ -138,6 +154,9 @@ func FuzzLower(f *testing.F) {
 			return // rejected kernels are fine; panics are not
 		}
 		for _, c := range lowerTargets {
+			if narrowSubgroups(t, k, c) {
+				continue
+			}
 			l, err := lower.Run(k, c)
 			if err != nil {
 				t.Fatalf("caps %+v: %v\n%s", c, err, k)

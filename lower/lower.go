@@ -26,6 +26,9 @@ type Caps struct {
 	SubgroupSize int
 	DotI8x4      bool // the target has a packed 4 x i8 dot product
 	Float16      bool // the target has f16 arithmetic (not only f16 storage)
+	// AtomicFloatAdd: the target has a native f32 atomic add on buffers and shared arrays;
+	// without it, LegalizeAtomics rewrites f32 atomic adds into compare-exchange loops.
+	AtomicFloatAdd bool
 }
 
 // Pass is one step of the lowering.
@@ -37,8 +40,10 @@ type Pass struct {
 // Passes is the lowering pipeline, in order.
 var Passes = []Pass{
 	{"fold", func(k *ir.Kernel, _ Caps) error { Fold(k); return nil }},
+	{"check-shuffles", CheckShuffles},
 	{"reduce", ExpandReductions},
 	{"legalize-dot", LegalizeDot},
+	{"legalize-atomics", LegalizeAtomics},
 	{"legalize-f16", LegalizeF16},
 	{"fold-late", func(k *ir.Kernel, _ Caps) error { Fold(k); return nil }},
 	{"simplify", func(k *ir.Kernel, _ Caps) error { Simplify(k); return nil }},

@@ -58,6 +58,9 @@ type Dialect struct {
 	// FamilyCUDA, a ushort in FamilyMetal), %[3]s (FamilyCUDA) the member mask of the lanes of
 	// this warp that run the kernel.
 	ShuffleXor string
+	// Shuffle spells OpShuffle: %[1]s the value, %[2]s the source lane (an int in FamilyCUDA,
+	// a ushort in FamilyMetal), %[3]s (FamilyCUDA) the member mask as for ShuffleXor.
+	Shuffle string
 	// Dot spells OpDotI8x4 on the two packed u32 operands %[1]s and %[2]s, giving an int; ""
 	// means the target has none (lower with Caps.DotI8x4 false).
 	Dot string

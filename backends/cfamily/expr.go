@@ -305,6 +305,17 @@ func (p *printer) inst(in *ir.Inst) {
 			m = "ushort(" + m + ")"
 		}
 		p.decl(in, p.call(p.d.ShuffleXor, v, m, p.warpMask()))
+	case ir.OpShuffle:
+		v, l := p.lane(in.Args[0], 0), p.lane(in.Args[1], 0)
+		switch {
+		case in.Args[1].Op == ir.OpConst:
+			l = fmt.Sprint(uint32(in.Args[1].Aux))
+		case p.cuda:
+			l = "(int)" + l
+		default:
+			l = "ushort(" + l + ")"
+		}
+		p.decl(in, p.call(p.d.Shuffle, v, l, p.warpMask()))
 	case ir.OpIf, ir.OpLoop, ir.OpBreak, ir.OpContinue, ir.OpReturn, ir.OpBarrier:
 		p.control(in)
 	case ir.OpReduce:
@@ -401,7 +412,7 @@ func (p *printer) atomic(in *ir.Inst) {
 	op := ir.AtomicOp(in.Aux)
 	var expr string
 	if p.cuda {
-		fn := [...]string{"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS"}[op]
+		fn := [...]string{"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS", "atomicAnd", "atomicOr", "atomicXor"}[op]
 		if op == ir.AtomicCmpXchg {
 			expr = p.call(fn+"(&%s, %s, %s)", ref, p.lane(in.Args[1], 0), val)
 		} else {
@@ -411,6 +422,10 @@ func (p *printer) atomic(in *ir.Inst) {
 		space := "device"
 		if in.Mem == ir.MemShared {
 			space = "threadgroup"
+		}
+		if elem.Scalar == ir.F32 {
+			p.errAt(in.Pos, "atomic %s on f32 elements: MSL takes no native float atomics here (lower with Caps.AtomicFloatAdd false expands them into compare-exchange loops)", op)
+			return
 		}
 		at := "atomic_uint"
 		if elem.Scalar == ir.I32 {
@@ -427,7 +442,7 @@ func (p *printer) atomic(in *ir.Inst) {
 			p.vals[in] = &value{t: in.Type, name: name}
 			return
 		}
-		fn := [...]string{"atomic_fetch_add_explicit", "atomic_fetch_min_explicit", "atomic_fetch_max_explicit", "atomic_exchange_explicit"}[op]
+		fn := [...]string{"atomic_fetch_add_explicit", "atomic_fetch_min_explicit", "atomic_fetch_max_explicit", "atomic_exchange_explicit", "", "atomic_fetch_and_explicit", "atomic_fetch_or_explicit", "atomic_fetch_xor_explicit"}[op]
 		expr = fmt.Sprintf("%s(%s, %s, memory_order_relaxed)", fn, ptr, strip(val))
 	}
 	if p.useCnt[in] == 0 {

@@ -39,7 +39,7 @@ import (
 
 // Caps is what the CUDA target offers the lowering: shuffles within 32-lane warps, the packed
 // int8 dot product (__dp4a, sm_61 and newer) and f16 arithmetic.
-var Caps = lower.Caps{SubgroupSize: 32, DotI8x4: true, Float16: true}
+var Caps = lower.Caps{SubgroupSize: 32, DotI8x4: true, Float16: true, AtomicFloatAdd: true}
 
 // Dialect is the CUDA table of the C-family printer.
 var Dialect = &cfamily.Dialect{
@@ -65,6 +65,7 @@ var Dialect = &cfamily.Dialect{
 	},
 	Barrier:    "__syncthreads()",
 	ShuffleXor: "__shfl_xor_sync(%[3]s, %[1]s, %[2]s)",
+	Shuffle:    "__shfl_sync(%[3]s, %[1]s, %[2]s)",
 	Dot:        "__dp4a((int)%[1]s, (int)%[2]s, 0)",
 	Reserved: []string{"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
 		"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS"},
@@ -107,8 +108,12 @@ var bareDecls = []struct{ name, text string }{
 	{"__shfl_xor_sync", `static __device__ __forceinline__ int __shfl_xor_sync(unsigned int mask, int v, int m) { return __nvvm_shfl_sync_bfly_i32(mask, v, m, 0x1f); }
 static __device__ __forceinline__ unsigned int __shfl_xor_sync(unsigned int mask, unsigned int v, int m) { return (unsigned int)__nvvm_shfl_sync_bfly_i32(mask, (int)v, m, 0x1f); }
 static __device__ __forceinline__ float __shfl_xor_sync(unsigned int mask, float v, int m) { return __nvvm_shfl_sync_bfly_f32(mask, v, m, 0x1f); }`},
+	{"__shfl_sync", `static __device__ __forceinline__ int __shfl_sync(unsigned int mask, int v, int l) { return __nvvm_shfl_sync_idx_i32(mask, v, l, 0x1f); }
+static __device__ __forceinline__ unsigned int __shfl_sync(unsigned int mask, unsigned int v, int l) { return (unsigned int)__nvvm_shfl_sync_idx_i32(mask, (int)v, l, 0x1f); }
+static __device__ __forceinline__ float __shfl_sync(unsigned int mask, float v, int l) { return __nvvm_shfl_sync_idx_f32(mask, v, l, 0x1f); }`},
 	{"atomicAdd", `static __device__ __forceinline__ int atomicAdd(int* p, int v) { return __nvvm_atom_add_gen_i(p, v); }
-static __device__ __forceinline__ unsigned int atomicAdd(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_add_gen_i((int*)p, (int)v); }`},
+static __device__ __forceinline__ unsigned int atomicAdd(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_add_gen_i((int*)p, (int)v); }
+static __device__ __forceinline__ float atomicAdd(float* p, float v) { return __nvvm_atom_add_gen_f(p, v); }`},
 	{"atomicMin", `static __device__ __forceinline__ int atomicMin(int* p, int v) { return __nvvm_atom_min_gen_i(p, v); }
 static __device__ __forceinline__ unsigned int atomicMin(unsigned int* p, unsigned int v) { return __nvvm_atom_min_gen_ui(p, v); }`},
 	{"atomicMax", `static __device__ __forceinline__ int atomicMax(int* p, int v) { return __nvvm_atom_max_gen_i(p, v); }
@@ -117,6 +122,12 @@ static __device__ __forceinline__ unsigned int atomicMax(unsigned int* p, unsign
 static __device__ __forceinline__ unsigned int atomicExch(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_xchg_gen_i((int*)p, (int)v); }`},
 	{"atomicCAS", `static __device__ __forceinline__ int atomicCAS(int* p, int c, int v) { return __nvvm_atom_cas_gen_i(p, c, v); }
 static __device__ __forceinline__ unsigned int atomicCAS(unsigned int* p, unsigned int c, unsigned int v) { return (unsigned int)__nvvm_atom_cas_gen_i((int*)p, (int)c, (int)v); }`},
+	{"atomicAnd", `static __device__ __forceinline__ int atomicAnd(int* p, int v) { return __nvvm_atom_and_gen_i(p, v); }
+static __device__ __forceinline__ unsigned int atomicAnd(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_and_gen_i((int*)p, (int)v); }`},
+	{"atomicOr", `static __device__ __forceinline__ int atomicOr(int* p, int v) { return __nvvm_atom_or_gen_i(p, v); }
+static __device__ __forceinline__ unsigned int atomicOr(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_or_gen_i((int*)p, (int)v); }`},
+	{"atomicXor", `static __device__ __forceinline__ int atomicXor(int* p, int v) { return __nvvm_atom_xor_gen_i(p, v); }
+static __device__ __forceinline__ unsigned int atomicXor(unsigned int* p, unsigned int v) { return (unsigned int)__nvvm_atom_xor_gen_i((int*)p, (int)v); }`},
 	{"__dp4a", `static __device__ __forceinline__ int __dp4a(int a, int b, int c) { int d; asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c)); return d; }`},
 }
 

@@ -80,7 +80,7 @@ func CapsFor(arch string) (lower.Caps, error) {
 		return lower.Caps{}, err
 	}
 	_, dot := DotTable[base]
-	return lower.Caps{SubgroupSize: 32, DotI8x4: dot, Float16: true}, nil
+	return lower.Caps{SubgroupSize: 32, DotI8x4: dot, Float16: true, AtomicFloatAdd: true}, nil
 }
 
 // DialectFor returns the HIP table of the C-family printer for an architecture (Generic: no
@@ -113,6 +113,7 @@ func DialectFor(arch string) (*cfamily.Dialect, error) {
 		F16Div:     "os_div_f16(%[1]s, %[2]s)",
 		Barrier:    "__syncthreads()",
 		ShuffleXor: "__shfl_xor(%[1]s, %[2]s)",
+		Shuffle:    "__shfl(%[1]s, %[2]s)",
 		Dot:        DotTable[base],
 		Reserved: []string{"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
 			"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS"},

@@ -48,10 +48,12 @@ var Dialect = &cfamily.Dialect{
 	F32:        cfamily.FloatOps{Sqrt: "sqrt(%[1]s)", Floor: "floor(%[1]s)", Abs: "fabs(%[1]s)"},
 	Barrier:    "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)",
 	ShuffleXor: "simd_shuffle_xor(%[1]s, %[2]s)",
+	Shuffle:    "simd_shuffle(%[1]s, %[2]s)",
 	Reserved: []string{"gid", "lid", "wgid", "nwg", "lidx", "sgsize", "lane", "sgid", "params",
 		"atomic_int", "atomic_uint", "memory_order", "memory_order_relaxed", "mem_flags",
 		"atomic_fetch_add_explicit", "atomic_fetch_min_explicit", "atomic_fetch_max_explicit",
 		"atomic_exchange_explicit", "atomic_compare_exchange_weak_explicit",
+		"atomic_fetch_and_explicit", "atomic_fetch_or_explicit", "atomic_fetch_xor_explicit", "simd_shuffle",
 		"threadgroup_barrier", "simd_shuffle_xor", "as_type", "vec"},
 }
 

@@ -370,6 +370,10 @@ func (e *spvEmitter) inst(in *ir.Inst) {
 		m.capability(spvCapGroupNonUniform)
 		m.capability(spvCapGroupNonUniformShuffle)
 		res = e.op(spvOpGroupNonUniformShuffleXor, e.typeOf(t), m.constU32(spvScopeSubgroup), args[0], args[1])
+	case ir.OpShuffle:
+		m.capability(spvCapGroupNonUniform)
+		m.capability(spvCapGroupNonUniformShuffle)
+		res = e.op(spvOpGroupNonUniformShuffle, e.typeOf(t), m.constU32(spvScopeSubgroup), args[0], args[1])
 	case ir.OpReduce:
 		e.fail(e.errAt(in.Pos, "reduce.%s must be expanded by package lower before emission", ir.ReduceOp(in.Aux)))
 		return
@@ -568,6 +572,12 @@ func (e *spvEmitter) atomic(in *ir.Inst, args []uint32) uint32 {
 		return e.op(spvOpAtomicUMax, t, ptr, sc, sem, args[1])
 	case ir.AtomicExchange:
 		return e.op(spvOpAtomicExchange, t, ptr, sc, sem, args[1])
+	case ir.AtomicAnd:
+		return e.op(spvOpAtomicAnd, t, ptr, sc, sem, args[1])
+	case ir.AtomicOr:
+		return e.op(spvOpAtomicOr, t, ptr, sc, sem, args[1])
+	case ir.AtomicXor:
+		return e.op(spvOpAtomicXor, t, ptr, sc, sem, args[1])
 	default: // AtomicCmpXchg: Args [index, comparator, value]
 		return e.op(spvOpAtomicCompareExchange, t, ptr, sc, sem, sem, args[2], args[1])
 	}
@@ -713,7 +723,7 @@ func (e *spvEmitter) checkShape(in *ir.Inst) error {
 	case ir.OpNeg, ir.OpNot, ir.OpAbs, ir.OpSqrt, ir.OpFloor, ir.OpConvert, ir.OpBitcast, ir.OpExtract, ir.OpReduce:
 		nargs = 1
 	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMin, ir.OpMax, ir.OpAnd, ir.OpOr, ir.OpXor,
-		ir.OpShl, ir.OpShr, ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpDotI8x4, ir.OpShuffleXor:
+		ir.OpShl, ir.OpShr, ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpDotI8x4, ir.OpShuffleXor, ir.OpShuffle:
 		nargs = 2
 	case ir.OpSelect:
 		nargs = 3
@@ -781,8 +791,19 @@ func (e *spvEmitter) checkShape(in *ir.Inst) error {
 			if ir.AtomicOp(in.Aux) == ir.AtomicCmpXchg {
 				want = 3
 			}
-			if in.Aux > uint64(ir.AtomicCmpXchg) {
+			if in.Aux > uint64(ir.AtomicXor) {
 				return e.errAt(in.Pos, "unknown atomic op %d", in.Aux)
+			}
+			if in.Mem != ir.MemVar {
+				var elem ir.Type
+				if in.Mem == ir.MemBuffer {
+					elem = k.Buffers[in.Ref].Elem
+				} else {
+					elem = k.Shared[in.Ref].Elem
+				}
+				if elem.Scalar == ir.F32 {
+					return e.errAt(in.Pos, "atomic %s on f32 elements: the SPIR-V target takes no native float atomics (lower with Caps.AtomicFloatAdd false expands them into compare-exchange loops)", ir.AtomicOp(in.Aux))
+				}
 			}
 		}
 		if len(in.Args) != want {

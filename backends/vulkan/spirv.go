@@ -111,6 +111,9 @@ const (
 	spvOpBranch                    spvOp = 249
 	spvOpBranchConditional         spvOp = 250
 	spvOpReturn                    spvOp = 253
+	spvOpAtomicAnd                 spvOp = 240
+	spvOpAtomicOr                  spvOp = 241
+	spvOpAtomicXor                 spvOp = 242
 	spvOpUnreachable               spvOp = 255
 	spvOpModuleProcessed           spvOp = 330
 	spvOpGroupNonUniformShuffleXor spvOp = 346
@@ -119,6 +122,7 @@ const (
 
 // Enumerants (SPIR-V 1.6, section 3).
 const (
+	spvOpGroupNonUniformShuffle    spvOp = 345
 	spvMagic   = 0x07230203
 	spvVersion = 0x00010600 // SPIR-V 1.6 (Vulkan 1.3)
 
