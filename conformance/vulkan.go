@@ -12,8 +12,8 @@ import (
 )
 
 // Vulkan runs cells through the SPIR-V emitter on the first Vulkan device (Mesa lavapipe on a
-// machine without a GPU): E emitted, V spirv-val accepts it (when spirv-val is installed), X run
-// on the device.
+// machine without a GPU): E emitted (for the device's environment, or Env), V spirv-val accepts
+// it for that environment (when spirv-val is installed), X run on the device.
 //
 // The zero Vulkan runs in checked mode (see the package documentation): each cell's kernel is
 // bounds-checked (lower.RunChecked) and a run whose kernel records an out-of-bounds access fails.
@@ -24,6 +24,11 @@ type Vulkan struct {
 	// suite's targets (Targets) set it; a Vulkan opened to measure speed (bench, tune, gate)
 	// leaves it off, so its device is configured as production's.
 	Robust bool
+	// Env is the environment the modules are emitted for. The zero value takes the device's
+	// (its Vulkan version, up to 1.3); vulkan.Vulkan1_1 or Vulkan1_2 also opens the device at
+	// that version, as an older driver would be used (features through their extensions), so
+	// the suite runs SPIR-V 1.3 or 1.5 modules on it (`onesource conform -vulkan-env 1.1`).
+	Env vulkan.Env
 
 	dev *vulkan.Device
 }
@@ -39,9 +44,17 @@ func (v *Vulkan) Open() error {
 	if err := vulkan.Available(); err != nil {
 		return err
 	}
-	d, err := vulkan.Open(vulkan.Options{RobustBufferAccess: v.Robust && !v.Unchecked})
+	opts := vulkan.Options{RobustBufferAccess: v.Robust && !v.Unchecked}
+	if v.Env != vulkan.EnvDefault {
+		opts.APIVersion = v.Env.API()
+	}
+	d, err := vulkan.Open(opts)
 	if err != nil {
 		return err
+	}
+	if v.Env != vulkan.EnvDefault && d.Env() != v.Env {
+		d.Close()
+		return fmt.Errorf("vulkan: the device runs %v, not %v", d.Env(), v.Env)
 	}
 	v.dev = d
 	return nil
@@ -70,10 +83,14 @@ func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 	var o Outcome
 	var chk *checkedRun
 	caps := v.dev.Caps()
+	env := v.dev.Env()
+	if v.Env != vulkan.EnvDefault {
+		o.Notes = append(o.Notes, fmt.Sprintf("SPIR-V %s for %v", env.SPIRV(), env))
+	}
 	var m *vulkan.Module
 	var err error
 	if v.Unchecked {
-		m, err = vulkan.Compile(k, caps)
+		m, err = vulkan.CompileWith(k, caps, vulkan.EmitOptions{Env: env})
 	} else {
 		// Checked mode: the lowered kernel, instrumented, emitted as vulkan.Compile emits.
 		if chk, err = instrument(k, caps, cases); err == nil {
@@ -86,7 +103,7 @@ func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 			if caps.SubgroupSize > 1 {
 				sg = caps.SubgroupSize
 			}
-			m, err = vulkan.Emit(chk.lowered, vulkan.EmitOptions{SubgroupSize: uint32(sg)})
+			m, err = vulkan.Emit(chk.lowered, vulkan.EmitOptions{SubgroupSize: uint32(sg), Env: env})
 		}
 	}
 	if err != nil {

@@ -5,10 +5,11 @@ import (
 	"github.com/onesource-go/onesource/lower"
 )
 
-// PortableCaps is the lowering target for SPIR-V meant for any Vulkan 1.3 device (what
-// `onesource gen` writes): no subgroup size is assumed (reductions use shared memory only), the
-// packed int8 dot is unpacked, and f16 arithmetic runs in f32. Such a module needs only the
-// storage features its buffers' element types need.
+// PortableCaps is the lowering target for SPIR-V meant for any device (what `onesource gen`
+// writes, for Vulkan 1.3; emit with Env Vulkan1_1 to reach every Vulkan 1.1 driver): no
+// subgroup size is assumed (reductions use shared memory only), the packed int8 dot is
+// unpacked, and f16 arithmetic runs in f32. Such a module needs only the storage features its
+// buffers' element types need.
 var PortableCaps = lower.Caps{}
 
 // CapsFor returns the lowering target for a device: its minimum subgroup size (the pipeline then
@@ -38,15 +39,28 @@ func (d *Device) Caps() lower.Caps {
 	return CapsFor(info)
 }
 
-// Compile lowers k for caps and emits its SPIR-V module. k is not modified.
+// Compile lowers k for caps and emits its SPIR-V module for Vulkan 1.3 (CompileWith chooses
+// the environment; Device.Compile takes the device's). k is not modified.
 func Compile(k *ir.Kernel, caps lower.Caps) (*Module, error) {
+	return CompileWith(k, caps, EmitOptions{})
+}
+
+// CompileWith lowers k for caps and emits it with opts (the environment, debug information);
+// opts.SubgroupSize is set from caps. k is not modified.
+func CompileWith(k *ir.Kernel, caps lower.Caps, opts EmitOptions) (*Module, error) {
 	l, err := lower.Run(k, caps)
 	if err != nil {
 		return nil, err
 	}
-	sg := 0
+	opts.SubgroupSize = 0
 	if caps.SubgroupSize > 1 {
-		sg = caps.SubgroupSize
+		opts.SubgroupSize = uint32(caps.SubgroupSize)
 	}
-	return Emit(l, EmitOptions{SubgroupSize: uint32(sg)})
+	return Emit(l, opts)
+}
+
+// Compile lowers k for the device's capabilities (Caps) and emits it for the environment the
+// device runs (Env).
+func (d *Device) Compile(k *ir.Kernel) (*Module, error) {
+	return CompileWith(k, d.Caps(), EmitOptions{Env: d.Env()})
 }

@@ -21,6 +21,10 @@ type DeviceInfo struct {
 	DriverInfo    string  // VkPhysicalDeviceVulkan12Properties.driverInfo
 	DriverVersion uint32  // vendor-encoded driver version
 	APIVersion    Version // the Vulkan version the device supports
+	// Env is the environment the device runs modules for: that of the version it is used at
+	// (the lowest of APIVersion, the loader's and Options.APIVersion). Device.Compile emits for
+	// it; a module for a newer one is refused.
+	Env Env
 
 	SubgroupSize        uint32 // the default subgroup size
 	MinSubgroupSize     uint32 // smallest subgroup size a pipeline can require (0: not reported)
@@ -62,6 +66,13 @@ type Options struct {
 	// Checked runs (package conformance) ask for it; nothing else does, so production devices
 	// are opened without it whatever Features says.
 	RobustBufferAccess bool
+	// APIVersion caps the Vulkan version the device is used at (0: the highest the loader and
+	// the device offer, up to 1.3). At 1.1 or 1.2 the runtime behaves as on an older driver:
+	// it reads and enables the features through the extensions that carried them before they
+	// were core (VK_KHR_8bit_storage, VK_KHR_shader_float16_int8,
+	// VK_KHR_shader_integer_dot_product, VK_EXT_subgroup_size_control) and runs modules
+	// emitted for that version's Env. Below 1.1 is an error.
+	APIVersion Version
 }
 
 // vkInst is a created VkInstance with its functions.
@@ -72,15 +83,19 @@ type vkInst struct {
 	version Version // the apiVersion the instance was created with
 }
 
-// createInstance creates an instance of the highest version up to 1.3 the loader offers,
-// enabling VK_KHR_portability_enumeration where the loader has it (MoltenVK).
-func createInstance(lib *vkLibrary) (*vkInst, error) {
+// createInstance creates an instance of the highest version up to 1.3 (and up to max, when
+// not 0) the loader offers, enabling VK_KHR_portability_enumeration where the loader has it
+// (MoltenVK).
+func createInstance(lib *vkLibrary, max Version) (*vkInst, error) {
 	version := lib.instanceVersion()
 	if version < version11 {
 		return nil, unavailable("the Vulkan loader %q offers instance version %v; 1.1 or later is needed", lib.path, version)
 	}
 	if version > version13 {
 		version = version13
+	}
+	if max != 0 && version > max {
+		version = max
 	}
 	version &^= 0xFFF // patch 0
 	appName := cstr("onesource")
@@ -194,26 +209,51 @@ func (in *vkInst) query(index int, h vkPhysicalDevice) (*physDevice, error) {
 		pd.version = in.version
 	}
 
-	// Properties: Vulkan 1.1/1.2/1.3 structs as far as the version allows.
+	pd.extensions = map[string]bool{}
+	var ne uint32
+	if in.fn.enumerateDeviceExtensionProperties(h, nil, unsafe.Pointer(&ne), nil) == vkSuccess && ne > 0 {
+		exts := make([]vkExtensionProperties, ne)
+		if r := in.fn.enumerateDeviceExtensionProperties(h, nil, unsafe.Pointer(&ne), unsafe.Pointer(&exts[0])); r == vkSuccess || r == vkIncomplete {
+			for _, e := range exts[:ne] {
+				pd.extensions[gostr(e.ExtensionName[:])] = true
+			}
+		}
+	}
+
+	// Properties: Vulkan 1.1/1.2/1.3 structs as far as the version allows, below that the
+	// structs of the extensions that carried them.
 	p2 := &struct {
-		p2  vkPhysicalDeviceProperties2
-		sgp vkPhysicalDeviceSubgroupProperties
-		v11 vkPhysicalDeviceVulkan11Properties
-		v12 vkPhysicalDeviceVulkan12Properties
-		v13 vkPhysicalDeviceVulkan13Properties
+		p2   vkPhysicalDeviceProperties2
+		sgp  vkPhysicalDeviceSubgroupProperties
+		v11  vkPhysicalDeviceVulkan11Properties
+		v12  vkPhysicalDeviceVulkan12Properties
+		v13  vkPhysicalDeviceVulkan13Properties
+		drv  vkPhysicalDeviceDriverProperties              // below 1.2
+		sgsc vkPhysicalDeviceSubgroupSizeControlProperties // below 1.3
 	}{}
 	p2.p2.SType = vkStructureTypePhysicalDeviceProperties2
 	p2.sgp.SType = vkStructureTypePhysicalDeviceSubgroupProperties
 	p2.v11.SType = vkStructureTypePhysicalDeviceVulkan11Properties
 	p2.v12.SType = vkStructureTypePhysicalDeviceVulkan12Properties
 	p2.v13.SType = vkStructureTypePhysicalDeviceVulkan13Properties
-	p2.p2.PNext = unsafe.Pointer(&p2.sgp)
+	p2.drv.SType = vkStructureTypePhysicalDeviceDriverProperties
+	p2.sgsc.SType = vkStructureTypePhysicalDeviceSubgroupSizeControlProperties
+	tail := &p2.p2.PNext
+	add := func(s unsafe.Pointer, next *unsafe.Pointer) {
+		*tail = s
+		tail = next
+	}
+	add(unsafe.Pointer(&p2.sgp), &p2.sgp.PNext)
 	if pd.version >= version12 {
-		p2.sgp.PNext = unsafe.Pointer(&p2.v11)
-		p2.v11.PNext = unsafe.Pointer(&p2.v12)
-		if pd.version >= version13 {
-			p2.v12.PNext = unsafe.Pointer(&p2.v13)
-		}
+		add(unsafe.Pointer(&p2.v11), &p2.v11.PNext)
+		add(unsafe.Pointer(&p2.v12), &p2.v12.PNext)
+	} else if pd.extensions[extDriverProperties] {
+		add(unsafe.Pointer(&p2.drv), &p2.drv.PNext)
+	}
+	if pd.version >= version13 {
+		add(unsafe.Pointer(&p2.v13), &p2.v13.PNext)
+	} else if pd.extensions[extSubgroupSizeControl] {
+		add(unsafe.Pointer(&p2.sgsc), &p2.sgsc.PNext)
 	}
 	in.fn.getPhysicalDeviceProperties2(h, unsafe.Pointer(&p2.p2))
 	pd.props = p2.p2.Properties
@@ -222,15 +262,22 @@ func (in *vkInst) query(index int, h vkPhysicalDevice) (*physDevice, error) {
 		stages:     p2.sgp.SupportedStages,
 		operations: p2.sgp.SupportedOperations,
 	}
-	if pd.version >= version13 {
+	switch {
+	case pd.version >= version13:
 		pd.sg.min = p2.v13.MinSubgroupSize
 		pd.sg.max = p2.v13.MaxSubgroupSize
 		pd.sg.reqStages = p2.v13.RequiredSubgroupSizeStages
 		pd.sg.maxSubgroup = p2.v13.MaxComputeWorkgroupSubgroups
+	case pd.extensions[extSubgroupSizeControl]:
+		pd.sg.min = p2.sgsc.MinSubgroupSize
+		pd.sg.max = p2.sgsc.MaxSubgroupSize
+		pd.sg.reqStages = p2.sgsc.RequiredSubgroupSizeStages
+		pd.sg.maxSubgroup = p2.sgsc.MaxComputeWorkgroupSubgroups
 	}
 
-	pd.chain = newFeatureChain(pd.version)
+	pd.chain = newFeatureChain(pd.version, pd.extensions)
 	in.fn.getPhysicalDeviceFeatures2(h, unsafe.Pointer(&pd.chain.f2))
+	pd.chain.fromExtensions()
 	in.fn.getPhysicalDeviceMemoryProperties(h, unsafe.Pointer(&pd.mem))
 
 	var nq uint32
@@ -249,17 +296,6 @@ func (in *vkInst) query(index int, h vkPhysicalDevice) (*physDevice, error) {
 		}
 	}
 
-	pd.extensions = map[string]bool{}
-	var ne uint32
-	if in.fn.enumerateDeviceExtensionProperties(h, nil, unsafe.Pointer(&ne), nil) == vkSuccess && ne > 0 {
-		exts := make([]vkExtensionProperties, ne)
-		if r := in.fn.enumerateDeviceExtensionProperties(h, nil, unsafe.Pointer(&ne), unsafe.Pointer(&exts[0])); r == vkSuccess || r == vkIncomplete {
-			for _, e := range exts[:ne] {
-				pd.extensions[gostr(e.ExtensionName[:])] = true
-			}
-		}
-	}
-
 	l := &pd.props.Limits
 	pd.info = DeviceInfo{
 		Index:         index,
@@ -269,6 +305,7 @@ func (in *vkInst) query(index int, h vkPhysicalDevice) (*physDevice, error) {
 		DeviceID:      pd.props.DeviceID,
 		DriverVersion: pd.props.DriverVersion,
 		APIVersion:    Version(pd.props.ApiVersion),
+		Env:           EnvFor(pd.version),
 
 		SubgroupSize:        pd.sg.size,
 		MinSubgroupSize:     pd.sg.min,
@@ -297,15 +334,18 @@ func (in *vkInst) query(index int, h vkPhysicalDevice) (*physDevice, error) {
 	if pd.version >= version12 {
 		pd.info.DriverName = gostr(p2.v12.DriverName[:])
 		pd.info.DriverInfo = gostr(p2.v12.DriverInfo[:])
+	} else if pd.extensions[extDriverProperties] {
+		pd.info.DriverName = gostr(p2.drv.DriverName[:])
+		pd.info.DriverInfo = gostr(p2.drv.DriverInfo[:])
 	}
 	return pd, nil
 }
 
 // subgroupControl reports whether compute pipelines can require a subgroup size with full
-// subgroups (the Vulkan 1.3 features subgroupSizeControl and computeFullSubgroups, and compute
-// among requiredSubgroupSizeStages).
+// subgroups (the Vulkan 1.3 features subgroupSizeControl and computeFullSubgroups, from
+// VK_EXT_subgroup_size_control below 1.3, and compute among requiredSubgroupSizeStages).
 func (pd *physDevice) subgroupControl() bool {
-	return pd.version >= version13 &&
+	return (pd.version >= version13 || pd.extensions[extSubgroupSizeControl]) &&
 		pd.chain.v13.SubgroupSizeControl != 0 &&
 		pd.chain.v13.ComputeFullSubgroups != 0 &&
 		pd.sg.reqStages&vkShaderStageComputeBit != 0
@@ -313,8 +353,8 @@ func (pd *physDevice) subgroupControl() bool {
 
 // usable says why Open cannot use the device, or nil.
 func (pd *physDevice) usable() error {
-	if pd.version < version13 {
-		return fmt.Errorf("vulkan: device %d (%s) offers Vulkan %v (instance %v); the runtime needs 1.3",
+	if pd.version < version11 {
+		return fmt.Errorf("vulkan: device %d (%s) offers Vulkan %v (instance %v); the runtime needs 1.1",
 			pd.info.Index, pd.info.Name, pd.info.APIVersion, pd.version)
 	}
 	if pd.queueFamily < 0 {
@@ -329,7 +369,7 @@ func withInstance(f func(in *vkInst, pds []*physDevice) error) error {
 	if err != nil {
 		return err
 	}
-	in, err := createInstance(lib)
+	in, err := createInstance(lib, 0)
 	if err != nil {
 		return err
 	}
@@ -353,7 +393,8 @@ var availability struct {
 }
 
 // Available reports whether the Vulkan runtime can be used: the loader library loads, an
-// instance can be created and it has a device Open can use (Vulkan 1.3 with a compute queue).
+// instance can be created and it has a device Open can use (Vulkan 1.1 or later with a compute
+// queue).
 // The error, when not nil, wraps ErrUnavailable and says why ("unavailable: vulkan: ...").
 // The answer is remembered per library path (see LibraryEnv).
 func Available() error {
@@ -407,7 +448,8 @@ type Device struct {
 	queue  vkQueue
 	info   DeviceInfo
 
-	subgroupControl bool // subgroupSizeControl and computeFullSubgroups are enabled
+	subgroupControl bool     // subgroupSizeControl and computeFullSubgroups are enabled
+	extensions      []string // the device extensions enabled
 
 	cache     vkPipelineCache
 	cmdPool   vkCommandPool
@@ -431,7 +473,10 @@ func Open(opts Options) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := createInstance(lib)
+	if opts.APIVersion != 0 && opts.APIVersion < version11 {
+		return nil, fmt.Errorf("vulkan: Options.APIVersion %v: the runtime needs Vulkan 1.1 or later", opts.APIVersion)
+	}
+	in, err := createInstance(lib, opts.APIVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -471,7 +516,7 @@ func (d *Device) open(opts Options) error {
 		}
 	}
 	d.subgroupControl = pd.subgroupControl()
-	chain := enableChain(want, d.subgroupControl)
+	chain, exts := enableChain(want, d.subgroupControl, pd.version)
 	robust := opts.RobustBufferAccess && pd.info.RobustBufferAccess
 	if robust {
 		chain.f2.Features.RobustBufferAccess = vkTrue
@@ -491,10 +536,20 @@ func (d *Device) open(opts Options) error {
 		PQueueCreateInfos:    unsafe.Pointer(qci),
 	}
 	if pd.extensions["VK_KHR_portability_subset"] {
-		names := []unsafe.Pointer{cstr("VK_KHR_portability_subset")}
-		dci.EnabledExtensionCount = 1
+		exts = append(exts, "VK_KHR_portability_subset")
+	}
+	if len(exts) > 0 {
+		names := make([]unsafe.Pointer, len(exts))
+		for i, x := range exts {
+			if !pd.extensions[x] {
+				return fmt.Errorf("vulkan: device %d (%s) at Vulkan %v lacks the extension %s", pd.info.Index, pd.info.Name, pd.version, x)
+			}
+			names[i] = cstr(x)
+		}
+		dci.EnabledExtensionCount = uint32(len(names))
 		dci.PpEnabledExtensionNames = unsafe.Pointer(&names[0])
 	}
+	d.extensions = exts
 	if err := check("vkCreateDevice", in.fn.createDevice(pd.handle, unsafe.Pointer(dci), nil, unsafe.Pointer(&d.handle))); err != nil {
 		return err
 	}
@@ -557,6 +612,13 @@ func (d *Device) open(opts Options) error {
 func (d *Device) Info() DeviceInfo {
 	return d.info
 }
+
+// Env is the environment the device runs modules for (DeviceInfo.Env): Device.Compile emits for
+// it, and Pipeline refuses a module written for a newer one.
+func (d *Device) Env() Env { return d.info.Env }
+
+// Extensions lists the device extensions the device was created with.
+func (d *Device) Extensions() []string { return append([]string(nil), d.extensions...) }
 
 // Close waits for the device to be idle and destroys everything created on it: pipelines,
 // buffers (which are released), the device and its instance. Closing twice is a no-op.

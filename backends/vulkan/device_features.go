@@ -1,6 +1,7 @@
 package vulkan
 
 import (
+	"fmt"
 	"strings"
 	"unsafe"
 )
@@ -10,7 +11,11 @@ type featureDesc struct {
 	name     string // the Features field
 	vk       string // where Vulkan states it
 	property bool   // a property the device has or has not: nothing to enable
-	field    func(f *Features) *bool
+	// ext is the device extension that carries the feature on a device used below core, the
+	// Vulkan version that made it core ("" and 0: core in every version the runtime takes).
+	ext   string
+	core  Version
+	field func(f *Features) *bool
 	// enable sets the feature's VkBool32 in a chain (nil for properties).
 	enable func(c *featureChain)
 	// supported reads the feature from a queried chain and subgroup properties.
@@ -35,6 +40,7 @@ func (s subgroupProps) has(op uint32) bool {
 var features = []featureDesc{
 	{
 		name: "Int8", vk: "VkPhysicalDeviceVulkan12Features.shaderInt8",
+		ext: extFloat16Int8, core: version12,
 		field:     func(f *Features) *bool { return &f.Int8 },
 		enable:    func(c *featureChain) { c.v12.ShaderInt8 = vkTrue },
 		supported: func(c *featureChain, _ subgroupProps) bool { return c.v12.ShaderInt8 != 0 },
@@ -47,6 +53,7 @@ var features = []featureDesc{
 	},
 	{
 		name: "Float16", vk: "VkPhysicalDeviceVulkan12Features.shaderFloat16",
+		ext: extFloat16Int8, core: version12,
 		field:     func(f *Features) *bool { return &f.Float16 },
 		enable:    func(c *featureChain) { c.v12.ShaderFloat16 = vkTrue },
 		supported: func(c *featureChain, _ subgroupProps) bool { return c.v12.ShaderFloat16 != 0 },
@@ -59,18 +66,21 @@ var features = []featureDesc{
 	},
 	{
 		name: "StorageBuffer8", vk: "VkPhysicalDeviceVulkan12Features.storageBuffer8BitAccess",
+		ext: ext8BitStorage, core: version12,
 		field:     func(f *Features) *bool { return &f.StorageBuffer8 },
 		enable:    func(c *featureChain) { c.v12.StorageBuffer8BitAccess = vkTrue },
 		supported: func(c *featureChain, _ subgroupProps) bool { return c.v12.StorageBuffer8BitAccess != 0 },
 	},
 	{
 		name: "StorageBuffer16", vk: "VkPhysicalDeviceVulkan11Features.storageBuffer16BitAccess",
+		ext: ext16BitStorage, core: version11,
 		field:     func(f *Features) *bool { return &f.StorageBuffer16 },
 		enable:    func(c *featureChain) { c.v11.StorageBuffer16BitAccess = vkTrue },
 		supported: func(c *featureChain, _ subgroupProps) bool { return c.v11.StorageBuffer16BitAccess != 0 },
 	},
 	{
 		name: "IntegerDotProduct", vk: "VkPhysicalDeviceVulkan13Features.shaderIntegerDotProduct",
+		ext: extIntegerDotProduct, core: version13,
 		field:     func(f *Features) *bool { return &f.IntegerDotProduct },
 		enable:    func(c *featureChain) { c.v13.ShaderIntegerDotProduct = vkTrue },
 		supported: func(c *featureChain, _ subgroupProps) bool { return c.v13.ShaderIntegerDotProduct != 0 },
@@ -101,40 +111,158 @@ func featureList(f Features) string {
 	return strings.Join(names, ", ")
 }
 
-// featureChain is VkPhysicalDeviceFeatures2 with the Vulkan 1.1, 1.2 and 1.3 feature structs
-// chained behind it: f2 -> v11 -> v12 -> v13. It both receives what a device supports
+// The device extensions that carry features (and subgroup size control) on a device used below
+// the Vulkan version that made them core.
+const (
+	ext16BitStorage        = "VK_KHR_16bit_storage"              // core in 1.1
+	ext8BitStorage         = "VK_KHR_8bit_storage"               // core in 1.2
+	extFloat16Int8         = "VK_KHR_shader_float16_int8"        // core in 1.2
+	extDriverProperties    = "VK_KHR_driver_properties"          // core in 1.2
+	extIntegerDotProduct   = "VK_KHR_shader_integer_dot_product" // core in 1.3
+	extSubgroupSizeControl = "VK_EXT_subgroup_size_control"      // core in 1.3
+)
+
+// featureChain is VkPhysicalDeviceFeatures2 with the feature structs of the version a device is
+// used at chained behind it. It both receives what a device supports
 // (vkGetPhysicalDeviceFeatures2) and carries what a device enables (VkDeviceCreateInfo.pNext).
+//
+// The runtime reads and sets features in their Vulkan 1.1, 1.2 and 1.3 structs (v11, v12, v13:
+// the canonical fields). On a device used at 1.3 the chain is f2 -> v11 -> v12 -> v13. Below
+// 1.2 (or 1.3) those structs may not be used; the same features come in the structs of the
+// extensions that carried them (s16, s8, f16i8, dot, sgsc), chained instead where the device
+// has the extension, and copied to (fromExtensions) and from (toExtensions) the canonical
+// fields.
 type featureChain struct {
 	f2  vkPhysicalDeviceFeatures2
 	v11 vkPhysicalDeviceVulkan11Features
 	v12 vkPhysicalDeviceVulkan12Features
 	v13 vkPhysicalDeviceVulkan13Features
+
+	s16   vkPhysicalDevice16BitStorageFeatures            // Vulkan 1.1 core, below 1.2
+	s8    vkPhysicalDevice8BitStorageFeatures             // VK_KHR_8bit_storage, below 1.2
+	f16i8 vkPhysicalDeviceShaderFloat16Int8Features       // VK_KHR_shader_float16_int8, below 1.2
+	dot   vkPhysicalDeviceShaderIntegerDotProductFeatures // VK_KHR_shader_integer_dot_product, below 1.3
+	sgsc  vkPhysicalDeviceSubgroupSizeControlFeatures     // VK_EXT_subgroup_size_control, below 1.3
+
+	version Version // the version the device is used at
 }
 
-// newFeatureChain returns an all-false chain with its sTypes set and linked, holding the structs
-// up to apiVersion (the 1.1/1.2 feature structs need a 1.2 device, the 1.3 one a 1.3 device).
-func newFeatureChain(apiVersion Version) *featureChain {
-	c := &featureChain{}
+// newFeatureChain returns an all-false chain for a device used at version, with its sTypes set
+// and linked (link) for the device extensions in exts.
+func newFeatureChain(version Version, exts map[string]bool) *featureChain {
+	c := &featureChain{version: version}
 	c.f2.SType = vkStructureTypePhysicalDeviceFeatures2
 	c.v11.SType = vkStructureTypePhysicalDeviceVulkan11Features
 	c.v12.SType = vkStructureTypePhysicalDeviceVulkan12Features
 	c.v13.SType = vkStructureTypePhysicalDeviceVulkan13Features
-	if apiVersion >= version12 {
-		c.f2.PNext = unsafe.Pointer(&c.v11)
-		c.v11.PNext = unsafe.Pointer(&c.v12)
-		if apiVersion >= version13 {
-			c.v12.PNext = unsafe.Pointer(&c.v13)
-		}
-	}
+	c.s16.SType = vkStructureTypePhysicalDevice16bitStorageFeatures
+	c.s8.SType = vkStructureTypePhysicalDevice8bitStorageFeatures
+	c.f16i8.SType = vkStructureTypePhysicalDeviceShaderFloat16Int8Features
+	c.dot.SType = vkStructureTypePhysicalDeviceShaderIntegerDotProductFeatures
+	c.sgsc.SType = vkStructureTypePhysicalDeviceSubgroupSizeControlFeatures
+	c.link(exts)
 	return c
 }
 
-// enableChain builds the chain a Vulkan 1.3 device is created with: exactly the VkBool32s
-// behind the non-property fields set in f, plus subgroupSizeControl and computeFullSubgroups
-// (VkPhysicalDeviceVulkan13Features) when subgroupControl is set (pipelines that require a
-// subgroup size need both). Nothing else is set.
-func enableChain(f Features, subgroupControl bool) *featureChain {
-	c := newFeatureChain(version13)
+// link chains the structs the version allows: the Vulkan 1.1/1.2 structs from 1.2 (else the
+// 16-bit storage struct and those of the 8-bit storage and float16/int8 extensions in exts),
+// the 1.3 struct from 1.3 (else those of the integer dot product and subgroup size control
+// extensions in exts).
+func (c *featureChain) link(exts map[string]bool) {
+	for _, p := range []*unsafe.Pointer{&c.f2.PNext, &c.v11.PNext, &c.v12.PNext, &c.v13.PNext, &c.s16.PNext, &c.s8.PNext, &c.f16i8.PNext, &c.dot.PNext, &c.sgsc.PNext} {
+		*p = nil
+	}
+	tail := &c.f2.PNext
+	add := func(s unsafe.Pointer, next *unsafe.Pointer) {
+		*tail = s
+		tail = next
+	}
+	if c.version >= version12 {
+		add(unsafe.Pointer(&c.v11), &c.v11.PNext)
+		add(unsafe.Pointer(&c.v12), &c.v12.PNext)
+	} else {
+		add(unsafe.Pointer(&c.s16), &c.s16.PNext)
+		if exts[ext8BitStorage] {
+			add(unsafe.Pointer(&c.s8), &c.s8.PNext)
+		}
+		if exts[extFloat16Int8] {
+			add(unsafe.Pointer(&c.f16i8), &c.f16i8.PNext)
+		}
+	}
+	if c.version >= version13 {
+		add(unsafe.Pointer(&c.v13), &c.v13.PNext)
+	} else {
+		if exts[extIntegerDotProduct] {
+			add(unsafe.Pointer(&c.dot), &c.dot.PNext)
+		}
+		if exts[extSubgroupSizeControl] {
+			add(unsafe.Pointer(&c.sgsc), &c.sgsc.PNext)
+		}
+	}
+}
+
+// fromExtensions copies the features a device below 1.2 or 1.3 reported in the extension
+// structs into the canonical fields (a struct not chained reads as all false).
+func (c *featureChain) fromExtensions() {
+	if c.version < version12 {
+		c.v11.StorageBuffer16BitAccess = c.s16.StorageBuffer16BitAccess
+		c.v12.StorageBuffer8BitAccess = c.s8.StorageBuffer8BitAccess
+		c.v12.ShaderFloat16 = c.f16i8.ShaderFloat16
+		c.v12.ShaderInt8 = c.f16i8.ShaderInt8
+	}
+	if c.version < version13 {
+		c.v13.ShaderIntegerDotProduct = c.dot.ShaderIntegerDotProduct
+		c.v13.SubgroupSizeControl = c.sgsc.SubgroupSizeControl
+		c.v13.ComputeFullSubgroups = c.sgsc.ComputeFullSubgroups
+	}
+}
+
+// toExtensions moves the canonical fields a device below 1.2 or 1.3 cannot take into the
+// extension structs, links the chain for the extensions that carry a set feature and returns
+// those extensions (the ones the device must be created with), in a fixed order.
+func (c *featureChain) toExtensions() []string {
+	var exts []string
+	if c.version < version12 {
+		c.s16.StorageBuffer16BitAccess = c.v11.StorageBuffer16BitAccess
+		c.s8.StorageBuffer8BitAccess = c.v12.StorageBuffer8BitAccess
+		c.f16i8.ShaderFloat16 = c.v12.ShaderFloat16
+		c.f16i8.ShaderInt8 = c.v12.ShaderInt8
+		c.v11 = vkPhysicalDeviceVulkan11Features{SType: c.v11.SType}
+		c.v12 = vkPhysicalDeviceVulkan12Features{SType: c.v12.SType}
+		if c.s8.StorageBuffer8BitAccess != 0 {
+			exts = append(exts, ext8BitStorage)
+		}
+		if c.f16i8.ShaderFloat16 != 0 || c.f16i8.ShaderInt8 != 0 {
+			exts = append(exts, extFloat16Int8)
+		}
+	}
+	if c.version < version13 {
+		c.dot.ShaderIntegerDotProduct = c.v13.ShaderIntegerDotProduct
+		c.sgsc.SubgroupSizeControl = c.v13.SubgroupSizeControl
+		c.sgsc.ComputeFullSubgroups = c.v13.ComputeFullSubgroups
+		c.v13 = vkPhysicalDeviceVulkan13Features{SType: c.v13.SType}
+		if c.dot.ShaderIntegerDotProduct != 0 {
+			exts = append(exts, extIntegerDotProduct)
+		}
+		if c.sgsc.SubgroupSizeControl != 0 || c.sgsc.ComputeFullSubgroups != 0 {
+			exts = append(exts, extSubgroupSizeControl)
+		}
+	}
+	set := map[string]bool{}
+	for _, x := range exts {
+		set[x] = true
+	}
+	c.link(set)
+	return exts
+}
+
+// enableChain builds the chain a device used at version is created with, and the device
+// extensions it needs: exactly the VkBool32s behind the non-property fields set in f, plus
+// subgroupSizeControl and computeFullSubgroups when subgroupControl is set (pipelines that
+// require a subgroup size need both), in the Vulkan 1.1-1.3 structs or, below 1.2 and 1.3, in
+// the structs of the extensions that carry them. Nothing else is set.
+func enableChain(f Features, subgroupControl bool, version Version) (*featureChain, []string) {
+	c := newFeatureChain(version, nil)
 	for _, d := range features {
 		if d.enable != nil && *d.field(&f) {
 			d.enable(c)
@@ -144,7 +272,8 @@ func enableChain(f Features, subgroupControl bool) *featureChain {
 		c.v13.SubgroupSizeControl = vkTrue
 		c.v13.ComputeFullSubgroups = vkTrue
 	}
-	return c
+	exts := c.toExtensions()
+	return c, exts
 }
 
 // supportedFeatures reads the Features a device supports from a queried chain.
@@ -167,11 +296,16 @@ func missingFeatures(want, have Features) []featureDesc {
 	return out
 }
 
-// describeMissing names missing features with where Vulkan states them.
+// describeMissing names missing features with where Vulkan states them (and the extension that
+// carries them before they were core).
 func describeMissing(m []featureDesc) string {
 	var parts []string
 	for _, d := range m {
-		parts = append(parts, d.name+" ("+d.vk+")")
+		where := d.vk
+		if d.ext != "" && d.core > version11 {
+			where += fmt.Sprintf("; %s before Vulkan %d.%d", d.ext, d.core.Major(), d.core.Minor())
+		}
+		parts = append(parts, d.name+" ("+where+")")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -84,6 +84,10 @@ func (d *Device) checkModule(m *Module) error {
 	if len(m.Words) < 5 || m.Words[0] != spirvMagic {
 		return fail("module words are not SPIR-V (%d words, no magic number)", len(m.Words))
 	}
+	if v, env := m.Words[1], d.info.Env; v > env.spirvWord() {
+		return fail("module is SPIR-V %s; device %d (%s) is used at Vulkan %d.%d (%s), which takes SPIR-V up to %s: emit it for vulkan.%s (EmitOptions.Env, CompileWith) or with Device.Compile",
+			spvVersionString(v), d.info.Index, d.info.Name, env.API().Major(), env.API().Minor(), env, env.SPIRV(), envConstName(env))
+	}
 	if eps, err := spirvComputeEntryPoints(m.Words); err != nil {
 		return fail("%v", err)
 	} else if !slices.Contains(eps, m.Name) {

@@ -7,10 +7,14 @@
 //
 // # The emitted module
 //
-// Emit writes SPIR-V 1.6 for Vulkan 1.3 (Logical addressing, GLSL450 memory model) with one
-// GLCompute entry point named after the kernel, LocalSize from its workgroup size, and an
-// interface listing every global variable it declares. No optimizer runs over it: the words
-// are what the IR says, so the numeric contract (package oracle) survives to the driver.
+// Emit writes a module for a target environment (Env: Vulkan 1.1, 1.2 or 1.3, SPIR-V 1.3, 1.5
+// or 1.6; 1.3 by default, the device's through Device.Compile) (Logical addressing, GLSL450
+// memory model) with one GLCompute entry point named after the kernel, LocalSize from its
+// workgroup size, and an interface listing its Input variables (below SPIR-V 1.4) or every
+// global variable it declares (from 1.4). Each capability that needs a SPIR-V extension in the
+// environment gets its OpExtension (the table spvCapNeeds); below 1.4 a select of vectors on a
+// scalar condition splats the condition. No optimizer runs over it: the words are what the IR
+// says, so the numeric contract (package oracle) survives to the driver.
 //
 //   - Buffers: descriptor set 0, binding = index in Kernel.Buffers, each a Block struct
 //     { elem data[]; } in the StorageBuffer storage class, member Offset 0, runtime array
@@ -54,7 +58,10 @@
 //
 // The module names (OpName) the entry point, every buffer, parameter, shared array and
 // variable, and every named IR value; an OpString/OpSource names the kernel's Go file and an
-// OpModuleProcessed line the kernel and its position. Types and constants are de-duplicated,
+// OpModuleProcessed line the kernel and its position. With EmitOptions.Debug the OpStrings hold
+// the paths of the Go files and an OpLine before the code of each IR instruction gives its Go
+// file and line (validation layers, debuggers and RenderDoc then point at the DSL line); off by
+// default, so the words do not depend on where the source tree lives. Types and constants are de-duplicated,
 // vector constants are OpConstantComposite, and ids are allocated in program order, so the same
 // IR always gives byte-identical words. spirv-dis renders the modules readably: see the golden
 // files in testdata/ (go test ./backends/vulkan -run Golden -update rewrites them).

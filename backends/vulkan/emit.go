@@ -8,21 +8,35 @@ import (
 	"github.com/onesource-go/onesource/ir"
 )
 
-// EmitOptions are the target facts the emitter records into the Module.
+// EmitOptions are the target facts the emitter records into the Module, and how it writes it.
 type EmitOptions struct {
 	// SubgroupSize is the subgroup size the lowering assumed (0: none). It is recorded in
 	// Module.SubgroupSize; the device must run the pipeline with exactly that size.
 	SubgroupSize uint32
+	// Env is the target environment: the SPIR-V version written and the extensions declared
+	// (EnvDefault: Vulkan1_3). Device.Env is the one a device runs.
+	Env Env
+	// Debug adds source-level debug information: an OpString with the path of each Go file the
+	// kernel's instructions come from, an OpSource naming the kernel's file, and an OpLine with
+	// the Go file and line before the code of each IR instruction, so validation layers,
+	// debuggers and RenderDoc point at the DSL line. Off by default: the words then do not
+	// depend on where the source tree lives, and stay small.
+	Debug bool
 }
 
-// Emit translates a verified, lowered kernel into a SPIR-V 1.6 module for Vulkan 1.3 (see the
-// package documentation for the contract). It never panics: IR it cannot express (an
-// unexpanded OpReduce, a narrow shared array, malformed instructions) gives an error that names
-// the kernel and the instruction's position.
+// Emit translates a verified, lowered kernel into a SPIR-V module for opts.Env (SPIR-V 1.6 for
+// Vulkan 1.3 by default; see the package documentation for the contract). It never panics: IR
+// it cannot express (an unexpanded OpReduce, a narrow shared array, malformed instructions, a
+// capability the environment cannot declare) gives an error that names the kernel and the
+// instruction's position.
 func Emit(k *ir.Kernel, opts EmitOptions) (mod *Module, err error) {
 	if k == nil {
 		return nil, errors.New("vulkan: Emit: nil kernel")
 	}
+	if opts.Env > Vulkan1_3 {
+		return nil, fmt.Errorf("vulkan: Emit: unknown environment %v", opts.Env)
+	}
+	opts.Env = opts.Env.resolve()
 	e := &spvEmitter{
 		k:    k,
 		m:    newSPVModule(),
@@ -36,6 +50,9 @@ func Emit(k *ir.Kernel, opts EmitOptions) (mod *Module, err error) {
 		}
 	}()
 	if err := e.kernel(); err != nil {
+		return nil, err
+	}
+	if err := e.envFinish(opts.Env, spvCapNeeds); err != nil {
 		return nil, err
 	}
 	return e.module(), nil
@@ -72,6 +89,11 @@ type spvEmitter struct {
 	flagReturns int    // count of such returns emitted so far
 
 	pending error // the first emission error; emission stops there
+
+	// Debug information (EmitOptions.Debug).
+	files    map[string]uint32 // Go file path -> its OpString
+	linePos  ir.Pos            // the OpLine in effect at the end of code (zero: none)
+	lineScan int               // code before this index has no OpLabel after the OpLine in effect
 }
 
 type spvLoop struct {
@@ -96,9 +118,15 @@ func (e *spvEmitter) kernel() error {
 	}
 	e.scanUses()
 
-	// Debug information: the DSL kernel and its Go position.
-	file := m.id()
-	m.strings.instStr(spvOpString, []uint32{file}, filepath.Base(k.Pos.File))
+	// Debug information: the DSL kernel and its Go position (the base name of its file; with
+	// EmitOptions.Debug the path, which OpLine refers to).
+	var file uint32
+	if e.opts.Debug {
+		file = e.fileString(k.Pos.File)
+	} else {
+		file = m.id()
+		m.strings.instStr(spvOpString, []uint32{file}, filepath.Base(k.Pos.File))
+	}
 	m.strings.inst(spvOpSource, spvSourceLangUnknown, 0, file)
 	m.processed.instStr(spvOpModuleProcessed, nil, fmt.Sprintf("onesource: kernel %s at %s", k.Name, k.Pos.Short()))
 
@@ -127,6 +155,7 @@ func (e *spvEmitter) kernel() error {
 func (e *spvEmitter) declareResources() error {
 	k, m := e.k, e.m
 	for i, b := range k.Buffers {
+		m.at = b.Pos
 		if b.Elem.Lanes < 1 || b.Elem.Lanes > 4 || (b.Elem.Lanes > 1 && b.Elem.Scalar.Bits() != 32) || b.Elem.Scalar == ir.Bool || b.Elem.Scalar == ir.Void || b.Elem.Scalar == ir.F64 {
 			return e.errAt(b.Pos, "buffer %s: element type %s cannot be stored in a buffer", b.Name, b.Elem)
 		}
@@ -193,6 +222,7 @@ func (e *spvEmitter) declareResources() error {
 		e.iface = append(e.iface, v)
 	}
 	for _, x := range k.Vars {
+		m.at = x.Pos
 		if !x.Type.IsValue() {
 			return e.errAt(x.Pos, "variable %s: type %s is not a value type", x.Name, x.Type)
 		}
@@ -259,8 +289,22 @@ func (e *spvEmitter) scanUses() {
 // module assembles the words and the Module description.
 func (e *spvEmitter) module() *Module {
 	k, m := e.k, e.m
+	iface := e.iface
+	if e.opts.Env.spirvWord() < spv14 {
+		// Before SPIR-V 1.4 the interface lists the Input and Output variables only: here the
+		// builtins.
+		iface = nil
+		for _, v := range e.iface {
+			for _, b := range e.bi {
+				if b == v {
+					iface = append(iface, v)
+					break
+				}
+			}
+		}
+	}
 	var entry spvWords
-	entry.instStr(spvOpEntryPoint, []uint32{spvExecModelGLCompute, e.fn}, k.Name, e.iface...)
+	entry.instStr(spvOpEntryPoint, []uint32{spvExecModelGLCompute, e.fn}, k.Name, iface...)
 	var modes spvWords
 	modes.inst(spvOpExecutionMode, e.fn, spvExecModeLocalSize, k.WorkgroupSize[0], k.WorkgroupSize[1], k.WorkgroupSize[2])
 
@@ -273,9 +317,10 @@ func (e *spvEmitter) module() *Module {
 	code = append(code, e.code...)
 	code.inst(spvOpFunctionEnd)
 
-	words := m.assemble(entry, modes, code)
+	words := m.assemble(e.opts.Env.spirvWord(), entry, modes, code)
 	mod := &Module{
 		Name:             k.Name,
+		Env:              e.opts.Env,
 		Words:            words,
 		PushConstantSize: uint32(4 * len(k.Params)),
 		WorkgroupSize:    k.WorkgroupSize,
@@ -298,4 +343,46 @@ func (e *spvEmitter) module() *Module {
 		SubgroupBasic:     c[spvCapGroupNonUniform],
 	}
 	return mod
+}
+
+// fileString returns the OpString holding a Go file's path, declaring it on first use.
+func (e *spvEmitter) fileString(path string) uint32 {
+	if id, ok := e.files[path]; ok {
+		return id
+	}
+	if e.files == nil {
+		e.files = map[string]uint32{}
+	}
+	id := e.m.id()
+	e.m.strings.instStr(spvOpString, []uint32{id}, path)
+	e.files[path] = id
+	return id
+}
+
+// at is called before the code of each IR instruction: it records the instruction's position
+// (the capabilities it declares are traced to it) and, with EmitOptions.Debug, puts an OpLine
+// with its Go file and line before its code unless the line in effect is already that one. An
+// OpLine lasts until the end of its block, so a label since the last one clears it.
+func (e *spvEmitter) at(in *ir.Inst) {
+	e.m.at = in.Pos
+	if !e.opts.Debug || in.Op == ir.OpConst || in.Pos.File == "" || in.Pos.Line <= 0 {
+		return
+	}
+	for i := e.lineScan; i < len(e.code); {
+		n := int(e.code[i] >> 16)
+		if spvOp(e.code[i]&0xffff) == spvOpLabel {
+			e.linePos = ir.Pos{}
+		}
+		if n == 0 {
+			break
+		}
+		i += n
+	}
+	e.lineScan = len(e.code)
+	if in.Pos == e.linePos {
+		return
+	}
+	e.code.inst(spvOpLine, e.fileString(in.Pos.File), uint32(in.Pos.Line), 0)
+	e.linePos = in.Pos
+	e.lineScan = len(e.code)
 }

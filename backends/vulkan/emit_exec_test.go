@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -16,33 +17,64 @@ import (
 	"github.com/onesource-go/onesource/ir"
 )
 
-var (
-	execDevOnce sync.Once
-	execDev     *vulkan.Device
-	execDevErr  error
-)
-
-// execDevice opens one device for all execution tests, left open until the test binary exits,
-// or skips the test with the reason Vulkan is unavailable.
-func execDevice(t testing.TB) *vulkan.Device {
-	t.Helper()
-	execDevOnce.Do(func() {
-		if execDevErr = vulkan.Available(); execDevErr != nil {
-			return
-		}
-		execDev, execDevErr = vulkan.Open(vulkan.Options{})
-	})
-	if execDevErr != nil {
-		t.Skipf("Vulkan device unavailable: %v", execDevErr)
-	}
-	return execDev
+// execDevs are the devices of the execution tests, one per environment, opened on first use
+// and left open until the test binary exits.
+var execDevs struct {
+	sync.Mutex
+	devs map[vulkan.Env]*vulkan.Device
 }
 
-// runOnDevice emits k, validates it when spirv-val is present, runs it over groups workgroups
-// with the given buffer contents and push constants, and returns the buffers' contents after.
+// execDeviceEnv returns the device used at env's Vulkan version (Options.APIVersion: below 1.3
+// it reads and enables its features through the extensions that carried them), or skips the
+// test with the reason Vulkan is unavailable or the device is older than env.
+func execDeviceEnv(t testing.TB, env vulkan.Env) *vulkan.Device {
+	t.Helper()
+	if env == vulkan.EnvDefault {
+		env = vulkan.Vulkan1_3
+	}
+	if err := vulkan.Available(); err != nil {
+		t.Skipf("Vulkan device unavailable: %v", err)
+	}
+	execDevs.Lock()
+	defer execDevs.Unlock()
+	if d, ok := execDevs.devs[env]; ok {
+		if d.Env() != env {
+			t.Skipf("the device runs %v, not %v", d.Env(), env)
+		}
+		return d
+	}
+	d, err := vulkan.Open(vulkan.Options{APIVersion: env.API()})
+	if err != nil {
+		t.Fatalf("Open at Vulkan %v: %v", env.API(), err)
+	}
+	if execDevs.devs == nil {
+		execDevs.devs = map[vulkan.Env]*vulkan.Device{}
+	}
+	execDevs.devs[env] = d
+	if d.Env() != env {
+		t.Skipf("the device runs %v, not %v", d.Env(), env)
+	}
+	return d
+}
+
+// supports reports whether every feature set in need is set in have.
+func supports(have, need vulkan.Features) bool {
+	h, n := reflect.ValueOf(have), reflect.ValueOf(need)
+	for i := range n.NumField() {
+		if n.Field(i).Bool() && !h.Field(i).Bool() {
+			return false
+		}
+	}
+	return true
+}
+
+// runOnDevice emits k with opts, validates it when spirv-val is present, runs it on the device
+// of opts.Env over groups workgroups with the given buffer contents and push constants, and
+// returns the buffers' contents after. It skips when the device lacks a feature the module
+// needs, and fails when a device that has them all refuses the module.
 func runOnDevice(t testing.TB, k *ir.Kernel, opts vulkan.EmitOptions, bufs [][]byte, push []byte, groups [3]uint32) [][]byte {
 	t.Helper()
-	d := execDevice(t)
+	d := execDeviceEnv(t, opts.Env)
 	mod, err := vulkan.Emit(k, opts)
 	if err != nil {
 		t.Fatalf("Emit: %v", err)
@@ -54,6 +86,10 @@ func runOnDevice(t testing.TB, k *ir.Kernel, opts vulkan.EmitOptions, bufs [][]b
 	}
 	p, err := d.Pipeline(mod)
 	if err != nil {
+		info := d.Info()
+		if supports(info.EnabledFeatures, mod.Features) && (mod.SubgroupSize == 0 || info.SubgroupSizeControl) {
+			t.Fatalf("a device with every feature %s needs refuses it: %v", k.Name, err)
+		}
 		t.Skipf("device cannot run %s: %v", k.Name, err)
 	}
 	var bs []*vulkan.Buffer
@@ -180,16 +216,26 @@ func TestExecDotI8x4(t *testing.T) {
 	kb.St(out, g, kb.Bin(ir.OpAdd, d, kb.P(pc)))
 	k := done(t, kb)
 	const c = math.MaxInt32
-	res := runOnDevice(t, k, vulkan.EmitOptions{}, [][]byte{u32s(a...), u32s(b...), make([]byte, 4*n)}, u32s(c), [3]uint32{n / 64, 1, 1})
-	for i := range n {
-		var dot int32
-		for j := range 4 {
-			dot += int32(int8(a[i]>>(8*j))) * int32(int8(b[i]>>(8*j)))
+	forEachEnv(t, func(t *testing.T, env vulkan.Env) {
+		res := runOnDevice(t, k, vulkan.EmitOptions{Env: env}, [][]byte{u32s(a...), u32s(b...), make([]byte, 4*n)}, u32s(c), [3]uint32{n / 64, 1, 1})
+		for i := range n {
+			var dot int32
+			for j := range 4 {
+				dot += int32(int8(a[i]>>(8*j))) * int32(int8(b[i]>>(8*j)))
+			}
+			want := dot + c // wraps
+			if got := int32(le32(res[2], i)); got != want {
+				t.Errorf("%d: dot(%#08x, %#08x)+c = %d, want %d", i, a[i], b[i], got, want)
+			}
 		}
-		want := dot + c // wraps
-		if got := int32(le32(res[2], i)); got != want {
-			t.Errorf("%d: dot(%#08x, %#08x)+c = %d, want %d", i, a[i], b[i], got, want)
-		}
+	})
+}
+
+// forEachEnv runs f as a subtest per environment, oldest first: the execution tests that use
+// features Vulkan 1.1 and 1.2 reach through extensions run on a device used at each version.
+func forEachEnv(t *testing.T, f func(t *testing.T, env vulkan.Env)) {
+	for _, env := range vulkan.Envs {
+		t.Run(env.String(), func(t *testing.T) { f(t, env) })
 	}
 }
 
@@ -215,16 +261,18 @@ func TestExecShuffleXor(t *testing.T) {
 	for i := range vals {
 		vals[i] = math.Float32bits(float32(i)*1.5 - 7)
 	}
-	res := runOnDevice(t, k, vulkan.EmitOptions{SubgroupSize: 8}, [][]byte{u32s(vals...), make([]byte, 4*8*n)}, nil, [3]uint32{n / 64, 1, 1})
-	for i := range n {
-		lane := uint32(i % 8)
-		want := []uint32{vals[i^1], vals[i^2], vals[i^4], vals[i^7], uint32(i) &^ 7, 8, lane, uint32(i%64) / 8}
-		for j, w := range want {
-			if got := le32(res[1], 8*i+j); got != w {
-				t.Errorf("invocation %d, output %d: got %#x, want %#x", i, j, got, w)
+	forEachEnv(t, func(t *testing.T, env vulkan.Env) {
+		res := runOnDevice(t, k, vulkan.EmitOptions{SubgroupSize: 8, Env: env}, [][]byte{u32s(vals...), make([]byte, 4*8*n)}, nil, [3]uint32{n / 64, 1, 1})
+		for i := range n {
+			lane := uint32(i % 8)
+			want := []uint32{vals[i^1], vals[i^2], vals[i^4], vals[i^7], uint32(i) &^ 7, 8, lane, uint32(i%64) / 8}
+			for j, w := range want {
+				if got := le32(res[1], 8*i+j); got != w {
+					t.Errorf("invocation %d, output %d: got %#x, want %#x", i, j, got, w)
+				}
 			}
 		}
-	}
+	})
 }
 
 // f16 helpers (the IR's own RNE conversion is the reference here).
@@ -296,53 +344,55 @@ func TestExecNarrow(t *testing.T) {
 		binary.LittleEndian.PutUint16(hb[2*i:], h)
 	}
 	bufs = append(bufs, fb, make([]byte, 2*n), hb, make([]byte, 4*n))
-	res := runOnDevice(t, k, vulkan.EmitOptions{}, bufs, nil, [3]uint32{1, 1, 1})
+	forEachEnv(t, func(t *testing.T, env vulkan.Env) {
+		res := runOnDevice(t, k, vulkan.EmitOptions{Env: env}, bufs, nil, [3]uint32{1, 1, 1})
 
-	for j, x := range ns {
-		w := x.s.Bits() / 8
+		for j, x := range ns {
+			w := x.s.Bits() / 8
+			for i := range n {
+				var raw uint32
+				for b := range w {
+					raw |= uint32(inputs[j][i*w+b]) << (8 * b)
+				}
+				var widened int32
+				switch x.s {
+				case ir.I8:
+					widened = int32(int8(raw))
+				case ir.U8:
+					widened = int32(uint8(raw))
+				case ir.I16:
+					widened = int32(int16(raw))
+				case ir.U16:
+					widened = int32(uint16(raw))
+				}
+				if got := int32(le32(res[8], 4*i+j)); got != widened {
+					t.Errorf("%s[%d] = %#x loads as %d, want %d", x.s, i, raw, got, widened)
+				}
+				want := uint32(widened*3) & (1<<(8*w) - 1)
+				var got uint32
+				for b := range w {
+					got |= uint32(res[2*j+1][i*w+b]) << (8 * b)
+				}
+				if got != want {
+					t.Errorf("%s[%d]: %d*3 stored as %#x, want %#x", x.s, i, widened, got, want)
+				}
+			}
+		}
+		for i, v := range f32in {
+			want := toF16(v)
+			got := binary.LittleEndian.Uint16(res[10][2*i:])
+			if got != want && !(v != v && got&0x7c00 == 0x7c00 && got&0x3ff != 0) {
+				t.Errorf("f16(%g) = %#04x, want %#04x (round to nearest even)", v, got, want)
+			}
+		}
 		for i := range n {
-			var raw uint32
-			for b := range w {
-				raw |= uint32(inputs[j][i*w+b]) << (8 * b)
-			}
-			var widened int32
-			switch x.s {
-			case ir.I8:
-				widened = int32(int8(raw))
-			case ir.U8:
-				widened = int32(uint8(raw))
-			case ir.I16:
-				widened = int32(int16(raw))
-			case ir.U16:
-				widened = int32(uint16(raw))
-			}
-			if got := int32(le32(res[8], 4*i+j)); got != widened {
-				t.Errorf("%s[%d] = %#x loads as %d, want %d", x.s, i, raw, got, widened)
-			}
-			want := uint32(widened*3) & (1<<(8*w) - 1)
-			var got uint32
-			for b := range w {
-				got |= uint32(res[2*j+1][i*w+b]) << (8 * b)
-			}
-			if got != want {
-				t.Errorf("%s[%d]: %d*3 stored as %#x, want %#x", x.s, i, widened, got, want)
+			h := binary.LittleEndian.Uint16(hb[2*i:])
+			want := math.Float32bits(fromF16(h))
+			if got := le32(res[12], i); !sameBits(got, want, true) {
+				t.Errorf("f32(f16 %#04x) = %#08x, want %#08x", h, got, want)
 			}
 		}
-	}
-	for i, v := range f32in {
-		want := toF16(v)
-		got := binary.LittleEndian.Uint16(res[10][2*i:])
-		if got != want && !(v != v && got&0x7c00 == 0x7c00 && got&0x3ff != 0) {
-			t.Errorf("f16(%g) = %#04x, want %#04x (round to nearest even)", v, got, want)
-		}
-	}
-	for i := range n {
-		h := binary.LittleEndian.Uint16(hb[2*i:])
-		want := math.Float32bits(fromF16(h))
-		if got := le32(res[12], i); !sameBits(got, want, true) {
-			t.Errorf("f32(f16 %#04x) = %#08x, want %#08x", h, got, want)
-		}
-	}
+	})
 }
 
 // evalScalar runs a straight-line kernel of 32-bit scalar ops for one invocation, in plain Go:
@@ -725,6 +775,36 @@ func TestExecControlFlow(t *testing.T) {
 			}
 			if got := le32(res[0], int(x)); got != want {
 				t.Errorf("invocation %d: got %d, want %d", x, got, want)
+			}
+		}
+	})
+}
+
+// TestExecVectorSelect: a select of vec4 values on a scalar condition (before SPIR-V 1.4 the
+// emitter splats the condition) picks whole vectors, in every environment.
+func TestExecVectorSelect(t *testing.T) {
+	const n = 64
+	kb := irtest.New("vector_select", 64)
+	a := kb.Buffer("a", vec(ir.U32, 4), ir.ReadOnly)
+	b := kb.Buffer("b", vec(ir.U32, 4), ir.ReadOnly)
+	out := kb.Buffer("out", vec(ir.U32, 4), ir.WriteOnly)
+	g := kb.GID()
+	odd := kb.Bin(ir.OpEq, kb.Bin(ir.OpAnd, g, kb.U32(1)), kb.U32(1))
+	kb.St(out, g, kb.Op(ir.OpSelect, vec(ir.U32, 4), odd, kb.Ld(a, g), kb.Ld(b, g)))
+	k := done(t, kb)
+	av, bv := make([]uint32, 4*n), make([]uint32, 4*n)
+	for i := range av {
+		av[i], bv[i] = uint32(i)*3+1, 0x80000000|uint32(i)
+	}
+	forEachEnv(t, func(t *testing.T, env vulkan.Env) {
+		res := runOnDevice(t, k, vulkan.EmitOptions{Env: env}, [][]byte{u32s(av...), u32s(bv...), make([]byte, 16*n)}, nil, [3]uint32{1, 1, 1})
+		for i := range 4 * n {
+			want := bv[i]
+			if (i/4)%2 == 1 {
+				want = av[i]
+			}
+			if got := le32(res[2], i); got != want {
+				t.Errorf("lane %d of invocation %d: got %#x, want %#x", i%4, i/4, got, want)
 			}
 		}
 	})

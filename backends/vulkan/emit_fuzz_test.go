@@ -358,7 +358,7 @@ var (
 // moduleShape hashes the instruction sequence of a module (opcodes and word counts, not ids or
 // literals): modules that differ only in constants, names or ids share a shape.
 func moduleShape(words []uint32) [32]byte {
-	var ops []uint32
+	ops := []uint32{words[1]} // the SPIR-V version: each environment's module is its own shape
 	for i := 5; i < len(words); {
 		n := int(words[i] >> 16)
 		ops = append(ops, words[i])
@@ -370,9 +370,9 @@ func moduleShape(words []uint32) [32]byte {
 	return sha256.Sum256(wordsBytes(ops))
 }
 
-// FuzzEmit: every generated kernel that passes ir.Verify must emit, and the module must pass
-// spirv-val. spirv-val runs once per module shape (instruction sequence), which keeps fuzzing
-// (and its minimization) fast; try
+// FuzzEmit: every generated kernel that passes ir.Verify must emit for every environment, and
+// each module must pass spirv-val for its environment. spirv-val runs once per module shape
+// (instruction sequence), which keeps fuzzing (and its minimization) fast; try
 //
 //	go test ./backends/vulkan -run '^$' -fuzz FuzzEmit -fuzztime 2m -fuzzminimizetime 200x
 func FuzzEmit(f *testing.F) {
@@ -392,27 +392,30 @@ func FuzzEmit(f *testing.F) {
 		if ir.Verify(k) != nil {
 			return
 		}
-		mod, err := vulkan.Emit(k, vulkan.EmitOptions{SubgroupSize: 8})
-		if err != nil {
-			var ie *ir.Error
-			if errors.As(err, &ie) && strings.Contains(ie.Msg, "workgroup memory") {
-				return // narrow shared arrays: a documented limitation
+		// Every environment: spirv-val checks each module for the one its version names.
+		for _, env := range vulkan.Envs {
+			mod, err := vulkan.Emit(k, vulkan.EmitOptions{SubgroupSize: 8, Env: env})
+			if err != nil {
+				var ie *ir.Error
+				if errors.As(err, &ie) && strings.Contains(ie.Msg, "workgroup memory") {
+					return // narrow shared arrays: a documented limitation
+				}
+				t.Fatalf("Emit for %v: %v\n%s", env, err, k)
 			}
-			t.Fatalf("Emit: %v\n%s", err, k)
-		}
-		if !haveTools {
-			return
-		}
-		sum := moduleShape(mod.Words)
-		fuzzSeenMu.Lock()
-		seen := fuzzSeen[sum]
-		fuzzSeen[sum] = true
-		fuzzSeenMu.Unlock()
-		if seen {
-			return
-		}
-		if err := spirvVal(t, mod.Words); err != nil {
-			t.Fatalf("%v\nIR:\n%s", err, k)
+			if !haveTools {
+				continue
+			}
+			sum := moduleShape(mod.Words)
+			fuzzSeenMu.Lock()
+			seen := fuzzSeen[sum]
+			fuzzSeen[sum] = true
+			fuzzSeenMu.Unlock()
+			if seen {
+				continue
+			}
+			if err := spirvVal(t, mod.Words); err != nil {
+				t.Fatalf("%v: %v\nIR:\n%s", env, err, k)
+			}
 		}
 	})
 }

@@ -16,10 +16,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/ (
 var goldenCases = []string{
 	"arith_f32", "narrow_storage", "dot_shuffle", "memory_spaces", "atomics", "builtins",
 	"cf_loops", "cf_terminating_branches", "cf_return_in_continuing", "names_and_consts",
+	// Vulkan 1.1 (SPIR-V 1.3): the extensions, the Input-only interface, the splatted select.
+	"narrow_storage@vulkan1.1", "dot_shuffle@vulkan1.1", "arith_vec4_f32@vulkan1.1",
 }
 
 // TestGolden compares the spirv-dis text of representative kernels, preceded by their IR as
-// comments, with testdata/<name>.spvasm. A different spirv-tools version may print some
+// comments, with testdata/<name>.spvasm (name@env: emitted for that environment, in
+// testdata/<name>.<env>.spvasm). A different spirv-tools version may print some
 // instructions differently: look at the diff, then regenerate with -update.
 func TestGolden(t *testing.T) {
 	needSPIRVTools(t)
@@ -29,12 +32,17 @@ func TestGolden(t *testing.T) {
 	}
 	for _, name := range goldenCases {
 		t.Run(name, func(t *testing.T) {
-			c, ok := byName[name]
+			base, envName, _ := strings.Cut(name, "@")
+			env, err := vulkan.ParseEnv(envName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, ok := byName[base]
 			if !ok {
-				t.Fatalf("no emit case %q", name)
+				t.Fatalf("no emit case %q", base)
 			}
 			k := buildCase(t, c)
-			mod, err := vulkan.Emit(k, vulkan.EmitOptions{SubgroupSize: c.sub})
+			mod, err := vulkan.Emit(k, vulkan.EmitOptions{SubgroupSize: c.sub, Env: env})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +57,7 @@ func TestGolden(t *testing.T) {
 			}
 			sb.WriteString(dis)
 			got := sb.String()
-			path := goldenPath(name)
+			path := goldenPath(strings.ReplaceAll(name, "@", "."))
 			if *update {
 				if err := os.MkdirAll("testdata", 0o755); err != nil {
 					t.Fatal(err)

@@ -78,8 +78,9 @@ func writeSPV(t testing.TB, words []uint32) string {
 	return f.Name()
 }
 
-// spirvVal runs spirv-val --target-env vulkan1.3 on words; the error carries the validator's
-// message and the disassembly.
+// spirvVal runs spirv-val on words for the environment their SPIR-V version is written for
+// (vulkan.Validate; spirvValEnv names one); the error carries the validator's message and the
+// disassembly.
 func spirvVal(t testing.TB, words []uint32) error {
 	t.Helper()
 	if err := vulkan.Validate(words); err != nil {

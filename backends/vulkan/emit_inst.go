@@ -273,6 +273,7 @@ func (e *spvEmitter) emitLoop(in *ir.Inst) {
 
 // inst emits one instruction.
 func (e *spvEmitter) inst(in *ir.Inst) {
+	e.at(in)
 	var buf [4]uint32
 	args := buf[:0]
 	if len(in.Args) > len(buf) {
@@ -348,7 +349,7 @@ func (e *spvEmitter) inst(in *ir.Inst) {
 	case ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe:
 		res = e.compare(in, args[0], args[1])
 	case ir.OpSelect:
-		res = e.op(spvOpSelect, e.typeOf(t), args[0], args[1], args[2])
+		res = e.op(spvOpSelect, e.typeOf(t), e.selectCond(in, args[0]), args[1], args[2])
 	case ir.OpConvert:
 		res = e.convert(in, args[0])
 	case ir.OpBitcast:

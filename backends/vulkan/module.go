@@ -26,6 +26,7 @@ type Binding struct {
 // Module is a compiled kernel: SPIR-V words plus everything a device needs to run it.
 type Module struct {
 	Name             string    // kernel name; also the SPIR-V entry point name
+	Env              Env       // the environment the words were written for (never EnvDefault)
 	Words            []uint32  // the SPIR-V binary
 	Bindings         []Binding // storage buffers, descriptor set 0, binding i
 	PushConstantSize uint32    // bytes of the push-constant block (the kernel's scalar parameters), 0 if none

@@ -4,7 +4,11 @@ package vulkan
 // encoding, string literals, id allocation and de-duplicated types and constants. Every name
 // here carries the spv prefix so it cannot collide with the device runtime in this package.
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/onesource-go/onesource/ir"
+)
 
 // spvOp is a SPIR-V opcode.
 type spvOp uint16
@@ -15,6 +19,8 @@ const (
 	spvOpName                      spvOp = 5
 	spvOpMemberName                spvOp = 6
 	spvOpString                    spvOp = 7
+	spvOpLine                      spvOp = 8
+	spvOpExtension                 spvOp = 10
 	spvOpExtInstImport             spvOp = 11
 	spvOpExtInst                   spvOp = 12
 	spvOpMemoryModel               spvOp = 14
@@ -105,26 +111,25 @@ const (
 	spvOpAtomicUMin                spvOp = 237
 	spvOpAtomicSMax                spvOp = 238
 	spvOpAtomicUMax                spvOp = 239
+	spvOpAtomicAnd                 spvOp = 240
+	spvOpAtomicOr                  spvOp = 241
+	spvOpAtomicXor                 spvOp = 242
 	spvOpLoopMerge                 spvOp = 246
 	spvOpSelectionMerge            spvOp = 247
 	spvOpLabel                     spvOp = 248
 	spvOpBranch                    spvOp = 249
 	spvOpBranchConditional         spvOp = 250
 	spvOpReturn                    spvOp = 253
-	spvOpAtomicAnd                 spvOp = 240
-	spvOpAtomicOr                  spvOp = 241
-	spvOpAtomicXor                 spvOp = 242
 	spvOpUnreachable               spvOp = 255
 	spvOpModuleProcessed           spvOp = 330
+	spvOpGroupNonUniformShuffle    spvOp = 345
 	spvOpGroupNonUniformShuffleXor spvOp = 346
 	spvOpSDot                      spvOp = 4450
 )
 
 // Enumerants (SPIR-V 1.6, section 3).
 const (
-	spvOpGroupNonUniformShuffle    spvOp = 345
-	spvMagic   = 0x07230203
-	spvVersion = 0x00010600 // SPIR-V 1.6 (Vulkan 1.3)
+	spvMagic = 0x07230203 // the version word follows: Env.spirvWord
 
 	spvAddressingLogical  = 0
 	spvMemoryModelGLSL450 = 1
@@ -154,6 +159,7 @@ const (
 	spvCapStorageBuffer8BitAccess     spvCap = 4448
 	spvCapDotProductInput4x8BitPacked spvCap = 6018
 	spvCapDotProduct                  spvCap = 6019
+	spvCapAtomicFloat32AddEXT         spvCap = 6033
 )
 
 // Storage classes.
@@ -285,12 +291,17 @@ type spvModule struct {
 	types     map[spvTypeKey]uint32
 	consts    map[spvConstKey]uint32
 	named     map[uint32]bool
+
+	capPos map[spvCap]ir.Pos // where each capability was first needed
+	at     ir.Pos            // the position of what is being emitted (for capPos)
+	exts   []string          // OpExtension names, in first-use order
 }
 
 func newSPVModule() *spvModule {
 	return &spvModule{
 		bound:  1,
 		caps:   map[spvCap]bool{spvCapShader: true},
+		capPos: map[spvCap]ir.Pos{},
 		types:  map[spvTypeKey]uint32{},
 		consts: map[spvConstKey]uint32{},
 		named:  map[uint32]bool{},
@@ -304,8 +315,20 @@ func (m *spvModule) id() uint32 {
 	return id
 }
 
-// capability records that the module declares c.
-func (m *spvModule) capability(c spvCap) { m.caps[c] = true }
+// capability records that the module declares c, and the position that first needed it.
+func (m *spvModule) capability(c spvCap) {
+	if !m.caps[c] {
+		m.caps[c] = true
+		m.capPos[c] = m.at
+	}
+}
+
+// extension records that the module declares the SPIR-V extension name.
+func (m *spvModule) extension(name string) {
+	if !slices.Contains(m.exts, name) {
+		m.exts = append(m.exts, name)
+	}
+}
 
 // glsl returns the id of the GLSL.std.450 extended instruction set import.
 func (m *spvModule) glsl() uint32 {
@@ -469,10 +492,10 @@ func (m *spvModule) constI32(v int32) uint32 {
 	return m.constant(m.tInt(32, true), 32, uint64(uint32(v)))
 }
 
-// assemble writes the module: header, capabilities, imports, memory model, the entry point
-// (from entry, already encoded), execution modes, debug sections, annotations, globals and the
-// function (code).
-func (m *spvModule) assemble(entry, modes, code spvWords) []uint32 {
+// assemble writes the module of SPIR-V version word version: header, capabilities, extensions
+// (sorted), imports, memory model, the entry point (from entry, already encoded), execution
+// modes, debug sections, annotations, globals and the function (code).
+func (m *spvModule) assemble(version uint32, entry, modes, code spvWords) []uint32 {
 	var w spvWords
 	caps := make([]int, 0, len(m.caps))
 	for c := range m.caps {
@@ -482,9 +505,14 @@ func (m *spvModule) assemble(entry, modes, code spvWords) []uint32 {
 	n := 5 + 2*len(caps) + len(entry) + len(modes) + len(m.strings) + len(m.names) + len(m.names16) +
 		len(m.processed) + len(m.annots) + len(m.globals) + len(code) + 3 + 8
 	w = make(spvWords, 0, n)
-	w = append(w, spvMagic, spvVersion, 0, m.bound, 0)
+	w = append(w, spvMagic, version, 0, m.bound, 0)
 	for _, c := range caps {
 		w.inst(spvOpCapability, uint32(c))
+	}
+	exts := slices.Clone(m.exts)
+	slices.Sort(exts)
+	for _, x := range exts {
+		w.instStr(spvOpExtension, nil, x)
 	}
 	if m.glslID != 0 {
 		w.instStr(spvOpExtInstImport, []uint32{m.glslID}, "GLSL.std.450")

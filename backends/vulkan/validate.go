@@ -35,9 +35,26 @@ func Words(b []byte) ([]uint32, error) {
 	return w, nil
 }
 
-// Validate runs the vendor validator, `spirv-val --target-env vulkan1.3`, on SPIR-V words. The
-// error carries the validator's message; it wraps ErrNoValidator when spirv-val is missing.
+// Validate runs the vendor validator, spirv-val, on SPIR-V words for the Vulkan environment
+// their SPIR-V version is written for (`--target-env vulkan1.1` for SPIR-V 1.3, vulkan1.2 for
+// 1.5, vulkan1.3 for 1.6: see Env). The error carries the validator's message; it wraps
+// ErrNoValidator when spirv-val is missing.
 func Validate(words []uint32) error {
+	target := "vulkan1.3"
+	if len(words) > 1 {
+		target = validatorEnv(words[1])
+	}
+	return validate(words, target)
+}
+
+// ValidateEnv runs spirv-val on SPIR-V words for the environment env (EnvDefault: Vulkan1_3),
+// whatever version the words declare.
+func ValidateEnv(words []uint32, env Env) error {
+	return validate(words, env.resolve().String())
+}
+
+// validate runs spirv-val --target-env target on words.
+func validate(words []uint32, target string) error {
 	path, err := exec.LookPath("spirv-val")
 	if err != nil {
 		return fmt.Errorf("vulkan: %w", ErrNoValidator)
@@ -54,8 +71,8 @@ func Validate(words []uint32) error {
 	if werr != nil {
 		return werr
 	}
-	if out, err := exec.Command(path, "--target-env", "vulkan1.3", f.Name()).CombinedOutput(); err != nil {
-		return fmt.Errorf("spirv-val rejects the module: %v\n%s", err, out)
+	if out, err := exec.Command(path, "--target-env", target, f.Name()).CombinedOutput(); err != nil {
+		return fmt.Errorf("spirv-val --target-env %s rejects the module: %v\n%s", target, err, out)
 	}
 	return nil
 }

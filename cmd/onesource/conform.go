@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/tuning"
 )
@@ -33,9 +34,10 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	bench := fs.Bool("bench", false, "also measure every bit-exact Vulkan run kernel-only at its op's realistic shape (level P; GB/s and % of the copy roofline in the JSON records)")
 	tuningPath := fs.String("tuning", "", "tuning cache file: with -schedules default, Vulkan runs each cell at its tuned schedule (see onesource tune)")
 	checked := fs.Bool("checked", true, "checked mode: run bounds-checked kernels (robustBufferAccess on Vulkan where the device has it) and fail a run whose kernel indexes a buffer out of bounds, naming the source line; -checked=false runs the kernels as production emits them")
+	vulkanEnv := fs.String("vulkan-env", "", "the Vulkan environment the SPIR-V is emitted for: 1.1 (SPIR-V 1.3), 1.2 (1.5) or 1.3 (1.6); 1.1 and 1.2 also use the device at that Vulkan version, as an older driver (default: the device's)")
 	schedules := fs.String("schedules", "default", "default (each backend's), sample (four per cell and the default), all (every schedule of each cell), or a list like 'lanes=8,strided;lanes=64'")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-tuning FILE] [-bench] [-checked=false] [-json FILE]")
+		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-tuning FILE] [-bench] [-checked=false] [-vulkan-env 1.1|1.2|1.3] [-json FILE]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -48,6 +50,11 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	f := conformance.Filter{Ops: splitList(*ops), Types: splitList(*types), Backends: splitList(*backends)}
 	if len(f.Cells()) == 0 {
 		fmt.Fprintln(stderr, "onesource conform: no cell matches the filters")
+		return 2
+	}
+	env, err := vulkan.ParseEnv(*vulkanEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "onesource conform: -vulkan-env: %v\n", err)
 		return 2
 	}
 	sched, err := conformance.ParseSchedules(*schedules)
@@ -85,7 +92,13 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "%d/%d %s/%s/%s %s %s %s (%.2fs)\n", done, total, r.Op, r.Type, r.Backend, r.Schedule, r.Levels, status, r.Seconds)
 	}
-	results := conformance.Run(f, conformance.SetChecked(conformance.Targets(), *checked), sched, progress)
+	targets := conformance.SetChecked(conformance.Targets(), *checked)
+	for _, t := range targets {
+		if v, ok := t.(*conformance.Vulkan); ok {
+			v.Env = env
+		}
+	}
+	results := conformance.Run(f, targets, sched, progress)
 	if *bench {
 		v := &conformance.Vulkan{}
 		if err := v.Open(); err != nil {
