@@ -23,6 +23,20 @@
 // oracle, rule 4): a Canon of width W gives the same bits at every workgroup size, in either
 // layout, on every device.
 //
+// # Subgroups and atomics
+//
+// Kernel.Subgroup(W) views the subgroup as clusters of W lanes (W a power of two up to 32) and
+// gives reductions (Sum, Max, Min, Reduce with OpAnd/OpOr/OpXor), inclusive and exclusive scans,
+// Ballot, Any, All and Broadcast inside each cluster, all in one canonical xor-butterfly order
+// fixed by W: the same bits on a device with 8-lane subgroups as on one with 64. The device's
+// subgroups must hold at least W lanes, and every lane of the hardware subgroup must reach a
+// collective together. Value.ShuffleXor and Value.Shuffle are the raw exchanges underneath.
+//
+// Array.AtomicAdd works on i32, u32 and f32 elements (f32: native where the target has float
+// atomics, a compare-exchange loop otherwise, one IEEE addition either way); AtomicMin,
+// AtomicMax, AtomicExchange, AtomicCompareExchange, AtomicAnd, AtomicOr and AtomicXor on i32 and
+// u32 elements. Every atomic returns the old value.
+//
 // Packages that hold kernels for `onesource gen` export a function
 //
 //	func Kernels() []*dsl.Kernel

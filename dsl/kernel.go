@@ -12,8 +12,10 @@ import (
 // Type is a value or element type: one of the predeclared types below, or Vec of one.
 type Type = ir.Type
 
-// The types a kernel uses. I8, U8, I16 and U16 are buffer elements only: loading one gives an
-// I32 or U32 value, storing narrows it (wrapping). F16 is an element and a value type.
+// The types a kernel uses (BF16 is in types.go). Loading an I8, U8, I16 or U16 element gives
+// an I32 or U32 value, storing one narrows it (wrapping); they are scalar value types too
+// (Value.I8 and its siblings), whose arithmetic wraps at their width. F16 is an element and a
+// value type.
 var (
 	Bool = ir.TBool
 	I8   = ir.S(ir.I8)

@@ -15,7 +15,8 @@ type Array struct {
 }
 
 // Buffer declares a storage buffer of elem elements (binding = declaration order, from 0).
-// Narrow integer elements load as 32-bit values and store wrapped.
+// Narrow integer elements load as 32-bit values; a store takes a 32-bit value (wrapped) or a
+// value of the element's own type. BF16 elements load and store bf16 values.
 func (k *Kernel) Buffer(name string, elem Type, access Access) Array {
 	if k == nil {
 		return Array{}
@@ -103,7 +104,7 @@ func (a Array) Store(i any, v any) {
 		a.k.errorf(p, "Store to read-only buffer %s", a.name)
 		return
 	}
-	if val.Type() != a.valueType() {
+	if val.Type() != a.valueType() && !(a.elem.Scalar.IsNarrow() && val.Type() == a.elem) {
 		a.k.errorf(p, "Store: storing %s into %s of %s", val.Type(), a.name, a.elem)
 		return
 	}

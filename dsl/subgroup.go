@@ -45,8 +45,10 @@ func (c Collective) String() string {
 //
 // The device's subgroups must hold at least W lanes: lowering for a target whose subgroup size
 // is known and smaller is an error naming the call's line (lavapipe has 8 lanes, NVIDIA 32, AMD
-// 32 or 64, Apple 32). Every lane of a cluster must reach a collective together: call them in
-// control flow that is uniform across the cluster.
+// 32 or 64, Apple 32). Every lane of the device's subgroup must reach a collective together
+// (CUDA's shuffles synchronize the whole warp, whatever W is): call collectives in control flow
+// that is uniform across the workgroup, or at least across the hardware subgroup, and select
+// the values of lanes that have nothing to contribute instead of branching around the call.
 //
 // Subgroup's package oracle twins (SubgroupReduce, SubgroupInclusiveScan, ...) perform the same
 // operations in the same order, so kernels using them are checked bit for bit.

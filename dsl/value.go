@@ -93,6 +93,10 @@ func (k *Kernel) konst(t Type, x any, p ir.Pos) (Value, bool) {
 		if f != math.Trunc(f) || f < 0 || f > math.MaxUint32 {
 			return Value{}, false
 		}
+	case ir.I8, ir.U8, ir.I16, ir.U16:
+		if lo, hi := narrowRange(t.Scalar); f != math.Trunc(f) || f < lo || f > hi {
+			return Value{}, false
+		}
 	case ir.F32:
 		if !math.IsNaN(f) && float64(float32(f)) != f {
 			if _, is64 := x.(float64); !is64 {
@@ -221,13 +225,14 @@ func opName(op ir.Op) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
-func isNumeric(t Type) bool { return t.Scalar == ir.I32 || t.Scalar == ir.U32 || t.Scalar.IsFloat() }
+func isNumeric(t Type) bool { return t.Scalar.IsInt() || t.Scalar.IsFloat() }
 func isInt(t Type) bool     { return t.Scalar == ir.I32 || t.Scalar == ir.U32 }
+func isAnyInt(t Type) bool  { return t.Scalar.IsInt() } // i32, u32 and the narrow integers
 func isIntOrBool(t Type) bool {
-	return isInt(t) || t.Scalar == ir.Bool
+	return isAnyInt(t) || t.Scalar == ir.Bool
 }
 func isFloat(t Type) bool  { return t.Scalar.IsFloat() }
-func isSigned(t Type) bool { return t.Scalar == ir.I32 || t.Scalar.IsFloat() }
+func isSigned(t Type) bool { return t.Scalar.IsSigned() || t.Scalar.IsFloat() }
 func isEq(t Type) bool     { return isNumeric(t) || t.Scalar == ir.Bool }
 
 // Add returns v + o. Float arithmetic is IEEE round-to-nearest-even and never contracted with a
@@ -244,7 +249,7 @@ func (v Value) Mul(o any) Value { return v.binary(ir.OpMul, o, isNumeric, "numbe
 func (v Value) Div(o any) Value { return v.binary(ir.OpDiv, o, isNumeric, "numbers") }
 
 // Rem returns the integer remainder of v / o, with the sign of v.
-func (v Value) Rem(o any) Value { return v.binary(ir.OpRem, o, isInt, "integers") }
+func (v Value) Rem(o any) Value { return v.binary(ir.OpRem, o, isAnyInt, "integers") }
 
 // Min returns the smaller of v and o (floats: o < v ? o : v).
 func (v Value) Min(o any) Value { return v.binary(ir.OpMin, o, isNumeric, "numbers") }
@@ -262,10 +267,10 @@ func (v Value) Or(o any) Value { return v.binary(ir.OpOr, o, isIntOrBool, "integ
 func (v Value) Xor(o any) Value { return v.binary(ir.OpXor, o, isIntOrBool, "integers or bools") }
 
 // Shl shifts left by o modulo the bit width.
-func (v Value) Shl(o any) Value { return v.binary(ir.OpShl, o, isInt, "integers") }
+func (v Value) Shl(o any) Value { return v.binary(ir.OpShl, o, isAnyInt, "integers") }
 
 // Shr shifts right by o modulo the bit width: arithmetic for i32, logical for u32.
-func (v Value) Shr(o any) Value { return v.binary(ir.OpShr, o, isInt, "integers") }
+func (v Value) Shr(o any) Value { return v.binary(ir.OpShr, o, isAnyInt, "integers") }
 
 // Eq compares for equality (floats: false when either is NaN).
 func (v Value) Eq(o any) Value { return v.binary(ir.OpEq, o, isEq, "numbers or bools") }
@@ -336,6 +341,10 @@ func (v Value) Bitcast(t Type) Value {
 	}
 	if v.Type().Scalar.Bits()*int(v.Type().Lanes) != t.Scalar.Bits()*int(t.Lanes) || !t.IsValue() || v.Type().Scalar == ir.Bool || t.Scalar == ir.Bool {
 		v.k.errorf(p, "Bitcast: %s and %s differ in width", v.Type(), t)
+		return v.k.poison(t, p)
+	}
+	if msg := bitcast16(v.Type(), t); msg != "" {
+		v.k.errorf(p, "Bitcast: %s", msg)
 		return v.k.poison(t, p)
 	}
 	if v.Type() == t {
@@ -415,6 +424,10 @@ func (k *Kernel) Vec(lanes ...Value) Value {
 			return k.poison(ir.Vec(t.Scalar, len(lanes)), p)
 		}
 		args[i] = l.in
+	}
+	if !ir.Vec(t.Scalar, len(lanes)).IsValue() {
+		k.errorf(p, "Vec: %s values are scalars only, a vector of them is not a value type", t)
+		return k.poison(ir.Vec(ir.F32, len(lanes)), p)
 	}
 	return k.emit(&ir.Inst{Op: ir.OpCompose, Type: ir.Vec(t.Scalar, len(lanes)), Args: args, Pos: p})
 }

@@ -138,7 +138,7 @@ func FormatConst(t Type, bits uint64) string {
 		prefix = "splat "
 	}
 	switch t.Scalar {
-	case F32, F64, F16:
+	case F32, F64, F16, BF16:
 		f := ConstFloat(t, bits)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return fmt.Sprintf("%s0x%x", prefix, bits)
@@ -156,6 +156,8 @@ func FormatConst(t Type, bits uint64) string {
 		return prefix + strconv.FormatBool(bits != 0)
 	case I32:
 		return prefix + strconv.Itoa(int(int32(uint32(bits))))
+	case I8, I16:
+		return prefix + strconv.Itoa(int(ConstFloat(t, bits)))
 	}
 	return prefix + strconv.FormatUint(bits, 10)
 }

@@ -132,7 +132,7 @@ func (v *verifier) kernel() {
 func storable(t Type) bool {
 	if t.Lanes == 1 {
 		switch t.Scalar {
-		case I8, U8, I16, U16, I32, U32, F16, F32:
+		case I8, U8, I16, U16, I32, U32, F16, F32, BF16:
 			return true
 		}
 		return false
@@ -197,8 +197,8 @@ func (v *verifier) argTypes(in *Inst, n int) string {
 	return ""
 }
 
-func numeric(t Type) bool { return t.Scalar == I32 || t.Scalar == U32 || t.Scalar.IsFloat() }
-func integer(t Type) bool { return t.Scalar == I32 || t.Scalar == U32 }
+func numeric(t Type) bool { return t.Scalar.IsInt() || t.Scalar.IsFloat() }
+func integer(t Type) bool { return t.Scalar.IsInt() }
 
 func (v *verifier) typeCheck(in *Inst) string {
 	k := v.k
@@ -248,6 +248,9 @@ func (v *verifier) typeCheck(in *Inst) string {
 			return msg
 		}
 		val := Type{elem.Scalar.Widened(), elem.Lanes}
+		if in.Mem == MemVar {
+			val = elem // a variable holds values: a narrow one is not widened
+		}
 		nIdx := 1
 		if in.Mem == MemVar {
 			nIdx = 0
@@ -274,7 +277,7 @@ func (v *verifier) typeCheck(in *Inst) string {
 			if m := v.argTypes(in, nIdx+1); m != "" {
 				return m
 			}
-			if arg(nIdx) != val {
+			if arg(nIdx) != val && !(elem.Scalar.IsNarrow() && arg(nIdx) == elem) { // a narrow value stores as itself
 				return fmt.Sprintf("storing %s into %s of %s", arg(nIdx), name, elem)
 			}
 			return ""
@@ -437,7 +440,7 @@ func (v *verifier) typeCheck(in *Inst) string {
 		if ReduceOp(in.Aux) > ReduceMax {
 			return fmt.Sprintf("unknown reduction %d", in.Aux)
 		}
-		if arg(0).Lanes != 1 || !(arg(0).Scalar == F32 || integer(arg(0))) || t != arg(0) {
+		if arg(0).Lanes != 1 || !(arg(0).Scalar == F32 || arg(0).Scalar == I32 || arg(0).Scalar == U32) || t != arg(0) {
 			return fmt.Sprintf("reduces an f32, i32 or u32 scalar; got %s -> %s", arg(0), t)
 		}
 		if n := k.Lanes(); n&(n-1) != 0 {

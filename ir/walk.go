@@ -75,8 +75,12 @@ func ConstBits(t Type, v float64) uint64 {
 		return math.Float64bits(v)
 	case F16:
 		return uint64(f32ToF16(float32(v)))
-	case I32:
-		return uint64(uint32(int32(v)))
+	case BF16:
+		return uint64(BF16Bits(v))
+	case I8, I16, I32:
+		return uint64(uint32(int32(v))) & (1<<t.Scalar.Bits() - 1)
+	case U8, U16:
+		return uint64(uint32(v)) & (1<<t.Scalar.Bits() - 1)
 	case U32:
 		return uint64(uint32(v))
 	case Bool:
@@ -97,6 +101,12 @@ func ConstFloat(t Type, bits uint64) float64 {
 		return math.Float64frombits(bits)
 	case F16:
 		return float64(f16ToF32(uint16(bits)))
+	case BF16:
+		return BF16Float(uint16(bits))
+	case I8:
+		return float64(int8(bits))
+	case I16:
+		return float64(int16(bits))
 	case I32:
 		return float64(int32(uint32(bits)))
 	case U32:

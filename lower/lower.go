@@ -44,6 +44,7 @@ var Passes = []Pass{
 	{"reduce", ExpandReductions},
 	{"legalize-dot", LegalizeDot},
 	{"legalize-atomics", LegalizeAtomics},
+	{"legalize-types", LegalizeTypes},
 	{"legalize-f16", LegalizeF16},
 	{"fold-late", func(k *ir.Kernel, _ Caps) error { Fold(k); return nil }},
 	{"simplify", func(k *ir.Kernel, _ Caps) error { Simplify(k); return nil }},
