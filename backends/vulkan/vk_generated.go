@@ -25,6 +25,9 @@ type vkBufferCreateFlags = vkFlags
 // vkBufferUsageFlags mirrors VkBufferUsageFlags.
 type vkBufferUsageFlags = vkFlags
 
+// vkColorSpaceKHR mirrors VkColorSpaceKHR.
+type vkColorSpaceKHR = int32
+
 // vkCommandBuffer is a VkCommandBuffer handle.
 type vkCommandBuffer uintptr
 
@@ -42,6 +45,12 @@ type vkCommandPoolCreateFlags = vkFlags
 
 // vkCommandPoolResetFlags mirrors VkCommandPoolResetFlags.
 type vkCommandPoolResetFlags = vkFlags
+
+// vkCompositeAlphaFlagBitsKHR mirrors VkCompositeAlphaFlagBitsKHR.
+type vkCompositeAlphaFlagBitsKHR = uint32
+
+// vkCompositeAlphaFlagsKHR mirrors VkCompositeAlphaFlagsKHR.
+type vkCompositeAlphaFlagsKHR = vkFlags
 
 // vkDependencyFlags mirrors VkDependencyFlags.
 type vkDependencyFlags = vkFlags
@@ -93,6 +102,21 @@ type vkFenceCreateFlags = vkFlags
 
 // vkFlags mirrors VkFlags.
 type vkFlags = uint32
+
+// vkFormat mirrors VkFormat.
+type vkFormat = int32
+
+// vkImage is a VkImage handle.
+type vkImage uint64
+
+// vkImageAspectFlags mirrors VkImageAspectFlags.
+type vkImageAspectFlags = vkFlags
+
+// vkImageLayout mirrors VkImageLayout.
+type vkImageLayout = int32
+
+// vkImageUsageFlags mirrors VkImageUsageFlags.
+type vkImageUsageFlags = vkFlags
 
 // vkInstance is a VkInstance handle.
 type vkInstance uintptr
@@ -148,6 +172,9 @@ type vkPipelineStageFlags = vkFlags
 // vkPointClippingBehavior mirrors VkPointClippingBehavior.
 type vkPointClippingBehavior = int32
 
+// vkPresentModeKHR mirrors VkPresentModeKHR.
+type vkPresentModeKHR = int32
+
 // vkQueryPipelineStatisticFlags mirrors VkQueryPipelineStatisticFlags.
 type vkQueryPipelineStatisticFlags = vkFlags
 
@@ -178,6 +205,12 @@ type vkResult int32
 // vkSampleCountFlags mirrors VkSampleCountFlags.
 type vkSampleCountFlags = vkFlags
 
+// vkSemaphore is a VkSemaphore handle.
+type vkSemaphore uint64
+
+// vkSemaphoreCreateFlags mirrors VkSemaphoreCreateFlags.
+type vkSemaphoreCreateFlags = vkFlags
+
 // vkShaderFloatControlsIndependence mirrors VkShaderFloatControlsIndependence.
 type vkShaderFloatControlsIndependence = int32
 
@@ -201,6 +234,21 @@ type vkStructureType = int32
 
 // vkSubgroupFeatureFlags mirrors VkSubgroupFeatureFlags.
 type vkSubgroupFeatureFlags = vkFlags
+
+// vkSurfaceKHR is a VkSurfaceKHR handle.
+type vkSurfaceKHR uint64
+
+// vkSurfaceTransformFlagBitsKHR mirrors VkSurfaceTransformFlagBitsKHR.
+type vkSurfaceTransformFlagBitsKHR = uint32
+
+// vkSurfaceTransformFlagsKHR mirrors VkSurfaceTransformFlagsKHR.
+type vkSurfaceTransformFlagsKHR = vkFlags
+
+// vkSwapchainCreateFlagsKHR mirrors VkSwapchainCreateFlagsKHR.
+type vkSwapchainCreateFlagsKHR = vkFlags
+
+// vkSwapchainKHR is a VkSwapchainKHR handle.
+type vkSwapchainKHR uint64
 
 // VkResult
 const (
@@ -447,6 +495,328 @@ const (
 	vkFenceCreateSignaledBit = 0x00000001
 )
 
+// VkFormat
+const (
+	vkFormatUndefined                            = 0
+	vkFormatR4g4UnormPack8                       = 1
+	vkFormatR4g4b4a4UnormPack16                  = 2
+	vkFormatB4g4r4a4UnormPack16                  = 3
+	vkFormatR5g6b5UnormPack16                    = 4
+	vkFormatB5g6r5UnormPack16                    = 5
+	vkFormatR5g5b5a1UnormPack16                  = 6
+	vkFormatB5g5r5a1UnormPack16                  = 7
+	vkFormatA1r5g5b5UnormPack16                  = 8
+	vkFormatR8Unorm                              = 9
+	vkFormatR8Snorm                              = 10
+	vkFormatR8Uscaled                            = 11
+	vkFormatR8Sscaled                            = 12
+	vkFormatR8Uint                               = 13
+	vkFormatR8Sint                               = 14
+	vkFormatR8Srgb                               = 15
+	vkFormatR8g8Unorm                            = 16
+	vkFormatR8g8Snorm                            = 17
+	vkFormatR8g8Uscaled                          = 18
+	vkFormatR8g8Sscaled                          = 19
+	vkFormatR8g8Uint                             = 20
+	vkFormatR8g8Sint                             = 21
+	vkFormatR8g8Srgb                             = 22
+	vkFormatR8g8b8Unorm                          = 23
+	vkFormatR8g8b8Snorm                          = 24
+	vkFormatR8g8b8Uscaled                        = 25
+	vkFormatR8g8b8Sscaled                        = 26
+	vkFormatR8g8b8Uint                           = 27
+	vkFormatR8g8b8Sint                           = 28
+	vkFormatR8g8b8Srgb                           = 29
+	vkFormatB8g8r8Unorm                          = 30
+	vkFormatB8g8r8Snorm                          = 31
+	vkFormatB8g8r8Uscaled                        = 32
+	vkFormatB8g8r8Sscaled                        = 33
+	vkFormatB8g8r8Uint                           = 34
+	vkFormatB8g8r8Sint                           = 35
+	vkFormatB8g8r8Srgb                           = 36
+	vkFormatR8g8b8a8Unorm                        = 37
+	vkFormatR8g8b8a8Snorm                        = 38
+	vkFormatR8g8b8a8Uscaled                      = 39
+	vkFormatR8g8b8a8Sscaled                      = 40
+	vkFormatR8g8b8a8Uint                         = 41
+	vkFormatR8g8b8a8Sint                         = 42
+	vkFormatR8g8b8a8Srgb                         = 43
+	vkFormatB8g8r8a8Unorm                        = 44
+	vkFormatB8g8r8a8Snorm                        = 45
+	vkFormatB8g8r8a8Uscaled                      = 46
+	vkFormatB8g8r8a8Sscaled                      = 47
+	vkFormatB8g8r8a8Uint                         = 48
+	vkFormatB8g8r8a8Sint                         = 49
+	vkFormatB8g8r8a8Srgb                         = 50
+	vkFormatA8b8g8r8UnormPack32                  = 51
+	vkFormatA8b8g8r8SnormPack32                  = 52
+	vkFormatA8b8g8r8UscaledPack32                = 53
+	vkFormatA8b8g8r8SscaledPack32                = 54
+	vkFormatA8b8g8r8UintPack32                   = 55
+	vkFormatA8b8g8r8SintPack32                   = 56
+	vkFormatA8b8g8r8SrgbPack32                   = 57
+	vkFormatA2r10g10b10UnormPack32               = 58
+	vkFormatA2r10g10b10SnormPack32               = 59
+	vkFormatA2r10g10b10UscaledPack32             = 60
+	vkFormatA2r10g10b10SscaledPack32             = 61
+	vkFormatA2r10g10b10UintPack32                = 62
+	vkFormatA2r10g10b10SintPack32                = 63
+	vkFormatA2b10g10r10UnormPack32               = 64
+	vkFormatA2b10g10r10SnormPack32               = 65
+	vkFormatA2b10g10r10UscaledPack32             = 66
+	vkFormatA2b10g10r10SscaledPack32             = 67
+	vkFormatA2b10g10r10UintPack32                = 68
+	vkFormatA2b10g10r10SintPack32                = 69
+	vkFormatR16Unorm                             = 70
+	vkFormatR16Snorm                             = 71
+	vkFormatR16Uscaled                           = 72
+	vkFormatR16Sscaled                           = 73
+	vkFormatR16Uint                              = 74
+	vkFormatR16Sint                              = 75
+	vkFormatR16Sfloat                            = 76
+	vkFormatR16g16Unorm                          = 77
+	vkFormatR16g16Snorm                          = 78
+	vkFormatR16g16Uscaled                        = 79
+	vkFormatR16g16Sscaled                        = 80
+	vkFormatR16g16Uint                           = 81
+	vkFormatR16g16Sint                           = 82
+	vkFormatR16g16Sfloat                         = 83
+	vkFormatR16g16b16Unorm                       = 84
+	vkFormatR16g16b16Snorm                       = 85
+	vkFormatR16g16b16Uscaled                     = 86
+	vkFormatR16g16b16Sscaled                     = 87
+	vkFormatR16g16b16Uint                        = 88
+	vkFormatR16g16b16Sint                        = 89
+	vkFormatR16g16b16Sfloat                      = 90
+	vkFormatR16g16b16a16Unorm                    = 91
+	vkFormatR16g16b16a16Snorm                    = 92
+	vkFormatR16g16b16a16Uscaled                  = 93
+	vkFormatR16g16b16a16Sscaled                  = 94
+	vkFormatR16g16b16a16Uint                     = 95
+	vkFormatR16g16b16a16Sint                     = 96
+	vkFormatR16g16b16a16Sfloat                   = 97
+	vkFormatR32Uint                              = 98
+	vkFormatR32Sint                              = 99
+	vkFormatR32Sfloat                            = 100
+	vkFormatR32g32Uint                           = 101
+	vkFormatR32g32Sint                           = 102
+	vkFormatR32g32Sfloat                         = 103
+	vkFormatR32g32b32Uint                        = 104
+	vkFormatR32g32b32Sint                        = 105
+	vkFormatR32g32b32Sfloat                      = 106
+	vkFormatR32g32b32a32Uint                     = 107
+	vkFormatR32g32b32a32Sint                     = 108
+	vkFormatR32g32b32a32Sfloat                   = 109
+	vkFormatR64Uint                              = 110
+	vkFormatR64Sint                              = 111
+	vkFormatR64Sfloat                            = 112
+	vkFormatR64g64Uint                           = 113
+	vkFormatR64g64Sint                           = 114
+	vkFormatR64g64Sfloat                         = 115
+	vkFormatR64g64b64Uint                        = 116
+	vkFormatR64g64b64Sint                        = 117
+	vkFormatR64g64b64Sfloat                      = 118
+	vkFormatR64g64b64a64Uint                     = 119
+	vkFormatR64g64b64a64Sint                     = 120
+	vkFormatR64g64b64a64Sfloat                   = 121
+	vkFormatB10g11r11UfloatPack32                = 122
+	vkFormatE5b9g9r9UfloatPack32                 = 123
+	vkFormatD16Unorm                             = 124
+	vkFormatX8D24UnormPack32                     = 125
+	vkFormatD32Sfloat                            = 126
+	vkFormatS8Uint                               = 127
+	vkFormatD16UnormS8Uint                       = 128
+	vkFormatD24UnormS8Uint                       = 129
+	vkFormatD32SfloatS8Uint                      = 130
+	vkFormatBc1RgbUnormBlock                     = 131
+	vkFormatBc1RgbSrgbBlock                      = 132
+	vkFormatBc1RgbaUnormBlock                    = 133
+	vkFormatBc1RgbaSrgbBlock                     = 134
+	vkFormatBc2UnormBlock                        = 135
+	vkFormatBc2SrgbBlock                         = 136
+	vkFormatBc3UnormBlock                        = 137
+	vkFormatBc3SrgbBlock                         = 138
+	vkFormatBc4UnormBlock                        = 139
+	vkFormatBc4SnormBlock                        = 140
+	vkFormatBc5UnormBlock                        = 141
+	vkFormatBc5SnormBlock                        = 142
+	vkFormatBc6hUfloatBlock                      = 143
+	vkFormatBc6hSfloatBlock                      = 144
+	vkFormatBc7UnormBlock                        = 145
+	vkFormatBc7SrgbBlock                         = 146
+	vkFormatEtc2R8g8b8UnormBlock                 = 147
+	vkFormatEtc2R8g8b8SrgbBlock                  = 148
+	vkFormatEtc2R8g8b8a1UnormBlock               = 149
+	vkFormatEtc2R8g8b8a1SrgbBlock                = 150
+	vkFormatEtc2R8g8b8a8UnormBlock               = 151
+	vkFormatEtc2R8g8b8a8SrgbBlock                = 152
+	vkFormatEacR11UnormBlock                     = 153
+	vkFormatEacR11SnormBlock                     = 154
+	vkFormatEacR11g11UnormBlock                  = 155
+	vkFormatEacR11g11SnormBlock                  = 156
+	vkFormatAstc4x4UnormBlock                    = 157
+	vkFormatAstc4x4SrgbBlock                     = 158
+	vkFormatAstc5x4UnormBlock                    = 159
+	vkFormatAstc5x4SrgbBlock                     = 160
+	vkFormatAstc5x5UnormBlock                    = 161
+	vkFormatAstc5x5SrgbBlock                     = 162
+	vkFormatAstc6x5UnormBlock                    = 163
+	vkFormatAstc6x5SrgbBlock                     = 164
+	vkFormatAstc6x6UnormBlock                    = 165
+	vkFormatAstc6x6SrgbBlock                     = 166
+	vkFormatAstc8x5UnormBlock                    = 167
+	vkFormatAstc8x5SrgbBlock                     = 168
+	vkFormatAstc8x6UnormBlock                    = 169
+	vkFormatAstc8x6SrgbBlock                     = 170
+	vkFormatAstc8x8UnormBlock                    = 171
+	vkFormatAstc8x8SrgbBlock                     = 172
+	vkFormatAstc10x5UnormBlock                   = 173
+	vkFormatAstc10x5SrgbBlock                    = 174
+	vkFormatAstc10x6UnormBlock                   = 175
+	vkFormatAstc10x6SrgbBlock                    = 176
+	vkFormatAstc10x8UnormBlock                   = 177
+	vkFormatAstc10x8SrgbBlock                    = 178
+	vkFormatAstc10x10UnormBlock                  = 179
+	vkFormatAstc10x10SrgbBlock                   = 180
+	vkFormatAstc12x10UnormBlock                  = 181
+	vkFormatAstc12x10SrgbBlock                   = 182
+	vkFormatAstc12x12UnormBlock                  = 183
+	vkFormatAstc12x12SrgbBlock                   = 184
+	vkFormatG8b8g8r8422Unorm                     = 1000156000
+	vkFormatB8g8r8g8422Unorm                     = 1000156001
+	vkFormatG8B8R83plane420Unorm                 = 1000156002
+	vkFormatG8B8r82plane420Unorm                 = 1000156003
+	vkFormatG8B8R83plane422Unorm                 = 1000156004
+	vkFormatG8B8r82plane422Unorm                 = 1000156005
+	vkFormatG8B8R83plane444Unorm                 = 1000156006
+	vkFormatR10x6UnormPack16                     = 1000156007
+	vkFormatR10x6g10x6Unorm2pack16               = 1000156008
+	vkFormatR10x6g10x6b10x6a10x6Unorm4pack16     = 1000156009
+	vkFormatG10x6b10x6g10x6r10x6422Unorm4pack16  = 1000156010
+	vkFormatB10x6g10x6r10x6g10x6422Unorm4pack16  = 1000156011
+	vkFormatG10x6B10x6R10x63plane420Unorm3pack16 = 1000156012
+	vkFormatG10x6B10x6r10x62plane420Unorm3pack16 = 1000156013
+	vkFormatG10x6B10x6R10x63plane422Unorm3pack16 = 1000156014
+	vkFormatG10x6B10x6r10x62plane422Unorm3pack16 = 1000156015
+	vkFormatG10x6B10x6R10x63plane444Unorm3pack16 = 1000156016
+	vkFormatR12x4UnormPack16                     = 1000156017
+	vkFormatR12x4g12x4Unorm2pack16               = 1000156018
+	vkFormatR12x4g12x4b12x4a12x4Unorm4pack16     = 1000156019
+	vkFormatG12x4b12x4g12x4r12x4422Unorm4pack16  = 1000156020
+	vkFormatB12x4g12x4r12x4g12x4422Unorm4pack16  = 1000156021
+	vkFormatG12x4B12x4R12x43plane420Unorm3pack16 = 1000156022
+	vkFormatG12x4B12x4r12x42plane420Unorm3pack16 = 1000156023
+	vkFormatG12x4B12x4R12x43plane422Unorm3pack16 = 1000156024
+	vkFormatG12x4B12x4r12x42plane422Unorm3pack16 = 1000156025
+	vkFormatG12x4B12x4R12x43plane444Unorm3pack16 = 1000156026
+	vkFormatG16b16g16r16422Unorm                 = 1000156027
+	vkFormatB16g16r16g16422Unorm                 = 1000156028
+	vkFormatG16B16R163plane420Unorm              = 1000156029
+	vkFormatG16B16r162plane420Unorm              = 1000156030
+	vkFormatG16B16R163plane422Unorm              = 1000156031
+	vkFormatG16B16r162plane422Unorm              = 1000156032
+	vkFormatG16B16R163plane444Unorm              = 1000156033
+	vkFormatG8B8r82plane444Unorm                 = 1000330000
+	vkFormatG10x6B10x6r10x62plane444Unorm3pack16 = 1000330001
+	vkFormatG12x4B12x4r12x42plane444Unorm3pack16 = 1000330002
+	vkFormatG16B16r162plane444Unorm              = 1000330003
+	vkFormatA4r4g4b4UnormPack16                  = 1000340000
+	vkFormatA4b4g4r4UnormPack16                  = 1000340001
+	vkFormatAstc4x4SfloatBlock                   = 1000066000
+	vkFormatAstc5x4SfloatBlock                   = 1000066001
+	vkFormatAstc5x5SfloatBlock                   = 1000066002
+	vkFormatAstc6x5SfloatBlock                   = 1000066003
+	vkFormatAstc6x6SfloatBlock                   = 1000066004
+	vkFormatAstc8x5SfloatBlock                   = 1000066005
+	vkFormatAstc8x6SfloatBlock                   = 1000066006
+	vkFormatAstc8x8SfloatBlock                   = 1000066007
+	vkFormatAstc10x5SfloatBlock                  = 1000066008
+	vkFormatAstc10x6SfloatBlock                  = 1000066009
+	vkFormatAstc10x8SfloatBlock                  = 1000066010
+	vkFormatAstc10x10SfloatBlock                 = 1000066011
+	vkFormatAstc12x10SfloatBlock                 = 1000066012
+	vkFormatAstc12x12SfloatBlock                 = 1000066013
+)
+
+// VkImageLayout
+const (
+	vkImageLayoutUndefined                             = 0
+	vkImageLayoutGeneral                               = 1
+	vkImageLayoutColorAttachmentOptimal                = 2
+	vkImageLayoutDepthStencilAttachmentOptimal         = 3
+	vkImageLayoutDepthStencilReadOnlyOptimal           = 4
+	vkImageLayoutShaderReadOnlyOptimal                 = 5
+	vkImageLayoutTransferSrcOptimal                    = 6
+	vkImageLayoutTransferDstOptimal                    = 7
+	vkImageLayoutPreinitialized                        = 8
+	vkImageLayoutDepthReadOnlyStencilAttachmentOptimal = 1000117000
+	vkImageLayoutDepthAttachmentStencilReadOnlyOptimal = 1000117001
+	vkImageLayoutDepthAttachmentOptimal                = 1000241000
+	vkImageLayoutDepthReadOnlyOptimal                  = 1000241001
+	vkImageLayoutStencilAttachmentOptimal              = 1000241002
+	vkImageLayoutStencilReadOnlyOptimal                = 1000241003
+	vkImageLayoutReadOnlyOptimal                       = 1000314000
+	vkImageLayoutAttachmentOptimal                     = 1000314001
+)
+
+// VkImageUsageFlagBits
+const (
+	vkImageUsageTransferSrcBit            = 0x00000001
+	vkImageUsageTransferDstBit            = 0x00000002
+	vkImageUsageSampledBit                = 0x00000004
+	vkImageUsageStorageBit                = 0x00000008
+	vkImageUsageColorAttachmentBit        = 0x00000010
+	vkImageUsageDepthStencilAttachmentBit = 0x00000020
+	vkImageUsageTransientAttachmentBit    = 0x00000040
+	vkImageUsageInputAttachmentBit        = 0x00000080
+)
+
+// VkImageAspectFlagBits
+const (
+	vkImageAspectColorBit    = 0x00000001
+	vkImageAspectDepthBit    = 0x00000002
+	vkImageAspectStencilBit  = 0x00000004
+	vkImageAspectMetadataBit = 0x00000008
+	vkImageAspectPlane0Bit   = 0x00000010
+	vkImageAspectPlane1Bit   = 0x00000020
+	vkImageAspectPlane2Bit   = 0x00000040
+	vkImageAspectNone        = 0x00000000
+)
+
+// VkColorSpaceKHR
+const (
+	vkColorSpaceSrgbNonlinearKhr = 0
+)
+
+// VkPresentModeKHR
+const (
+	vkPresentModeImmediateKhr   = 0
+	vkPresentModeMailboxKhr     = 1
+	vkPresentModeFifoKhr        = 2
+	vkPresentModeFifoRelaxedKhr = 3
+)
+
+// VkSurfaceTransformFlagBitsKHR
+const (
+	vkSurfaceTransformIdentityBitKhr                  = 0x00000001
+	vkSurfaceTransformRotate90BitKhr                  = 0x00000002
+	vkSurfaceTransformRotate180BitKhr                 = 0x00000004
+	vkSurfaceTransformRotate270BitKhr                 = 0x00000008
+	vkSurfaceTransformHorizontalMirrorBitKhr          = 0x00000010
+	vkSurfaceTransformHorizontalMirrorRotate90BitKhr  = 0x00000020
+	vkSurfaceTransformHorizontalMirrorRotate180BitKhr = 0x00000040
+	vkSurfaceTransformHorizontalMirrorRotate270BitKhr = 0x00000080
+	vkSurfaceTransformInheritBitKhr                   = 0x00000100
+)
+
+// VkCompositeAlphaFlagBitsKHR
+const (
+	vkCompositeAlphaOpaqueBitKhr         = 0x00000001
+	vkCompositeAlphaPreMultipliedBitKhr  = 0x00000002
+	vkCompositeAlphaPostMultipliedBitKhr = 0x00000004
+	vkCompositeAlphaInheritBitKhr        = 0x00000008
+)
+
 // Structure types of the mirrored structs.
 const (
 	vkStructureTypeApplicationInfo                                   = 0
@@ -488,11 +858,17 @@ const (
 	vkStructureTypeSubmitInfo                                        = 4
 	vkStructureTypeFenceCreateInfo                                   = 8
 	vkStructureTypeQueryPoolCreateInfo                               = 11
+	vkStructureTypeSwapchainCreateInfoKhr                            = 1000001000
+	vkStructureTypePresentInfoKhr                                    = 1000001001
+	vkStructureTypeSemaphoreCreateInfo                               = 9
+	vkStructureTypeImageMemoryBarrier                                = 45
+	vkStructureTypeBufferMemoryBarrier                               = 44
 )
 
 // Other constants.
 const (
 	vkFalse                                    = 0
+	vkImageLayoutPresentSrcKhr                 = 1000001002
 	vkInstanceCreateEnumeratePortabilityBitKhr = 0x00000001
 	vkLuidSize                                 = 8
 	vkMaxDriverInfoSize                        = 256
@@ -1281,6 +1657,112 @@ type vkQueryPoolCreateInfo struct {
 	PipelineStatistics vkQueryPipelineStatisticFlags `c:"pipelineStatistics"`
 }
 
+// vkSurfaceCapabilitiesKHR mirrors VkSurfaceCapabilitiesKHR.
+type vkSurfaceCapabilitiesKHR struct {
+	_                       structs.HostLayout
+	MinImageCount           uint32                        `c:"minImageCount"`
+	MaxImageCount           uint32                        `c:"maxImageCount"`
+	CurrentExtent           vkExtent2D                    `c:"currentExtent"`
+	MinImageExtent          vkExtent2D                    `c:"minImageExtent"`
+	MaxImageExtent          vkExtent2D                    `c:"maxImageExtent"`
+	MaxImageArrayLayers     uint32                        `c:"maxImageArrayLayers"`
+	SupportedTransforms     vkSurfaceTransformFlagsKHR    `c:"supportedTransforms"`
+	CurrentTransform        vkSurfaceTransformFlagBitsKHR `c:"currentTransform"`
+	SupportedCompositeAlpha vkCompositeAlphaFlagsKHR      `c:"supportedCompositeAlpha"`
+	SupportedUsageFlags     vkImageUsageFlags             `c:"supportedUsageFlags"`
+}
+
+// vkSurfaceFormatKHR mirrors VkSurfaceFormatKHR.
+type vkSurfaceFormatKHR struct {
+	_          structs.HostLayout
+	Format     vkFormat        `c:"format"`
+	ColorSpace vkColorSpaceKHR `c:"colorSpace"`
+}
+
+// vkSwapchainCreateInfoKHR mirrors VkSwapchainCreateInfoKHR.
+type vkSwapchainCreateInfoKHR struct {
+	_                     structs.HostLayout
+	SType                 vkStructureType               `c:"sType"`
+	PNext                 unsafe.Pointer                `c:"pNext"`
+	Flags                 vkSwapchainCreateFlagsKHR     `c:"flags"`
+	Surface               vkSurfaceKHR                  `c:"surface"`
+	MinImageCount         uint32                        `c:"minImageCount"`
+	ImageFormat           vkFormat                      `c:"imageFormat"`
+	ImageColorSpace       vkColorSpaceKHR               `c:"imageColorSpace"`
+	ImageExtent           vkExtent2D                    `c:"imageExtent"`
+	ImageArrayLayers      uint32                        `c:"imageArrayLayers"`
+	ImageUsage            vkImageUsageFlags             `c:"imageUsage"`
+	ImageSharingMode      vkSharingMode                 `c:"imageSharingMode"`
+	QueueFamilyIndexCount uint32                        `c:"queueFamilyIndexCount"`
+	PQueueFamilyIndices   unsafe.Pointer                `c:"pQueueFamilyIndices"`
+	PreTransform          vkSurfaceTransformFlagBitsKHR `c:"preTransform"`
+	CompositeAlpha        vkCompositeAlphaFlagBitsKHR   `c:"compositeAlpha"`
+	PresentMode           vkPresentModeKHR              `c:"presentMode"`
+	Clipped               vkBool32                      `c:"clipped"`
+	OldSwapchain          vkSwapchainKHR                `c:"oldSwapchain"`
+}
+
+// vkPresentInfoKHR mirrors VkPresentInfoKHR.
+type vkPresentInfoKHR struct {
+	_                  structs.HostLayout
+	SType              vkStructureType `c:"sType"`
+	PNext              unsafe.Pointer  `c:"pNext"`
+	WaitSemaphoreCount uint32          `c:"waitSemaphoreCount"`
+	PWaitSemaphores    unsafe.Pointer  `c:"pWaitSemaphores"`
+	SwapchainCount     uint32          `c:"swapchainCount"`
+	PSwapchains        unsafe.Pointer  `c:"pSwapchains"`
+	PImageIndices      unsafe.Pointer  `c:"pImageIndices"`
+	PResults           unsafe.Pointer  `c:"pResults"`
+}
+
+// vkSemaphoreCreateInfo mirrors VkSemaphoreCreateInfo.
+type vkSemaphoreCreateInfo struct {
+	_     structs.HostLayout
+	SType vkStructureType        `c:"sType"`
+	PNext unsafe.Pointer         `c:"pNext"`
+	Flags vkSemaphoreCreateFlags `c:"flags"`
+}
+
+// vkImageMemoryBarrier mirrors VkImageMemoryBarrier.
+type vkImageMemoryBarrier struct {
+	_                   structs.HostLayout
+	SType               vkStructureType         `c:"sType"`
+	PNext               unsafe.Pointer          `c:"pNext"`
+	SrcAccessMask       vkAccessFlags           `c:"srcAccessMask"`
+	DstAccessMask       vkAccessFlags           `c:"dstAccessMask"`
+	OldLayout           vkImageLayout           `c:"oldLayout"`
+	NewLayout           vkImageLayout           `c:"newLayout"`
+	SrcQueueFamilyIndex uint32                  `c:"srcQueueFamilyIndex"`
+	DstQueueFamilyIndex uint32                  `c:"dstQueueFamilyIndex"`
+	Image               vkImage                 `c:"image"`
+	SubresourceRange    vkImageSubresourceRange `c:"subresourceRange"`
+}
+
+// vkBufferMemoryBarrier mirrors VkBufferMemoryBarrier.
+type vkBufferMemoryBarrier struct {
+	_                   structs.HostLayout
+	SType               vkStructureType `c:"sType"`
+	PNext               unsafe.Pointer  `c:"pNext"`
+	SrcAccessMask       vkAccessFlags   `c:"srcAccessMask"`
+	DstAccessMask       vkAccessFlags   `c:"dstAccessMask"`
+	SrcQueueFamilyIndex uint32          `c:"srcQueueFamilyIndex"`
+	DstQueueFamilyIndex uint32          `c:"dstQueueFamilyIndex"`
+	Buffer              vkBuffer        `c:"buffer"`
+	Offset              vkDeviceSize    `c:"offset"`
+	Size                vkDeviceSize    `c:"size"`
+}
+
+// vkBufferImageCopy mirrors VkBufferImageCopy.
+type vkBufferImageCopy struct {
+	_                 structs.HostLayout
+	BufferOffset      vkDeviceSize             `c:"bufferOffset"`
+	BufferRowLength   uint32                   `c:"bufferRowLength"`
+	BufferImageHeight uint32                   `c:"bufferImageHeight"`
+	ImageSubresource  vkImageSubresourceLayers `c:"imageSubresource"`
+	ImageOffset       vkOffset3D               `c:"imageOffset"`
+	ImageExtent       vkExtent3D               `c:"imageExtent"`
+}
+
 // vkPhysicalDeviceLimits mirrors VkPhysicalDeviceLimits.
 type vkPhysicalDeviceLimits struct {
 	_                                               structs.HostLayout
@@ -1431,6 +1913,40 @@ type vkExtent3D struct {
 	Width  uint32 `c:"width"`
 	Height uint32 `c:"height"`
 	Depth  uint32 `c:"depth"`
+}
+
+// vkExtent2D mirrors VkExtent2D.
+type vkExtent2D struct {
+	_      structs.HostLayout
+	Width  uint32 `c:"width"`
+	Height uint32 `c:"height"`
+}
+
+// vkImageSubresourceRange mirrors VkImageSubresourceRange.
+type vkImageSubresourceRange struct {
+	_              structs.HostLayout
+	AspectMask     vkImageAspectFlags `c:"aspectMask"`
+	BaseMipLevel   uint32             `c:"baseMipLevel"`
+	LevelCount     uint32             `c:"levelCount"`
+	BaseArrayLayer uint32             `c:"baseArrayLayer"`
+	LayerCount     uint32             `c:"layerCount"`
+}
+
+// vkImageSubresourceLayers mirrors VkImageSubresourceLayers.
+type vkImageSubresourceLayers struct {
+	_              structs.HostLayout
+	AspectMask     vkImageAspectFlags `c:"aspectMask"`
+	MipLevel       uint32             `c:"mipLevel"`
+	BaseArrayLayer uint32             `c:"baseArrayLayer"`
+	LayerCount     uint32             `c:"layerCount"`
+}
+
+// vkOffset3D mirrors VkOffset3D.
+type vkOffset3D struct {
+	_ structs.HostLayout
+	X int32 `c:"x"`
+	Y int32 `c:"y"`
+	Z int32 `c:"z"`
 }
 
 // vkLibraryFuncs are the Vulkan functions that are exported by the loader library itself (dlsym).
@@ -1596,6 +2112,56 @@ func (f *vkDeviceFuncs) entries() []vkFuncEntry {
 		{"vkWaitForFences", &f.vkWaitForFences},
 		{"vkQueueSubmit", &f.vkQueueSubmit},
 		{"vkQueueWaitIdle", &f.vkQueueWaitIdle},
+	}
+}
+
+// vkSurfaceFuncs are the Vulkan functions that present to a surface (VK_KHR_surface, loaded with vkGetInstanceProcAddr(instance, name) only
+// where the instance enabled it).
+type vkSurfaceFuncs struct {
+	vkDestroySurfaceKHR                       uintptr
+	vkGetPhysicalDeviceSurfaceSupportKHR      uintptr
+	vkGetPhysicalDeviceSurfaceCapabilitiesKHR uintptr
+	vkGetPhysicalDeviceSurfaceFormatsKHR      uintptr
+	vkGetPhysicalDeviceSurfacePresentModesKHR uintptr
+}
+
+// entries lists the table's functions by name.
+func (f *vkSurfaceFuncs) entries() []vkFuncEntry {
+	return []vkFuncEntry{
+		{"vkDestroySurfaceKHR", &f.vkDestroySurfaceKHR},
+		{"vkGetPhysicalDeviceSurfaceSupportKHR", &f.vkGetPhysicalDeviceSurfaceSupportKHR},
+		{"vkGetPhysicalDeviceSurfaceCapabilitiesKHR", &f.vkGetPhysicalDeviceSurfaceCapabilitiesKHR},
+		{"vkGetPhysicalDeviceSurfaceFormatsKHR", &f.vkGetPhysicalDeviceSurfaceFormatsKHR},
+		{"vkGetPhysicalDeviceSurfacePresentModesKHR", &f.vkGetPhysicalDeviceSurfacePresentModesKHR},
+	}
+}
+
+// vkSwapchainFuncs are the Vulkan functions that present images (VK_KHR_swapchain and the image copies, loaded with
+// vkGetDeviceProcAddr(device, name) only where the device enabled the extension).
+type vkSwapchainFuncs struct {
+	vkCreateSwapchainKHR    uintptr
+	vkDestroySwapchainKHR   uintptr
+	vkGetSwapchainImagesKHR uintptr
+	vkAcquireNextImageKHR   uintptr
+	vkQueuePresentKHR       uintptr
+	vkCreateSemaphore       uintptr
+	vkDestroySemaphore      uintptr
+	vkCmdCopyBufferToImage  uintptr
+	vkCmdCopyImageToBuffer  uintptr
+}
+
+// entries lists the table's functions by name.
+func (f *vkSwapchainFuncs) entries() []vkFuncEntry {
+	return []vkFuncEntry{
+		{"vkCreateSwapchainKHR", &f.vkCreateSwapchainKHR},
+		{"vkDestroySwapchainKHR", &f.vkDestroySwapchainKHR},
+		{"vkGetSwapchainImagesKHR", &f.vkGetSwapchainImagesKHR},
+		{"vkAcquireNextImageKHR", &f.vkAcquireNextImageKHR},
+		{"vkQueuePresentKHR", &f.vkQueuePresentKHR},
+		{"vkCreateSemaphore", &f.vkCreateSemaphore},
+		{"vkDestroySemaphore", &f.vkDestroySemaphore},
+		{"vkCmdCopyBufferToImage", &f.vkCmdCopyBufferToImage},
+		{"vkCmdCopyImageToBuffer", &f.vkCmdCopyImageToBuffer},
 	}
 }
 
@@ -1945,4 +2511,83 @@ func (f *vkDeviceFuncs) queueSubmit(queue vkQueue, submitCount uint32, pSubmits 
 func (f *vkDeviceFuncs) queueWaitIdle(queue vkQueue) vkResult {
 	r := vkCall(f.vkQueueWaitIdle, uintptr(queue))
 	return vkResult(int32(r))
+}
+
+// destroySurfaceKHR calls vkDestroySurfaceKHR.
+func (f *vkSurfaceFuncs) destroySurfaceKHR(instance vkInstance, surface vkSurfaceKHR, pAllocator unsafe.Pointer) {
+	vkCall(f.vkDestroySurfaceKHR, uintptr(instance), uintptr(surface), uintptr(pAllocator))
+}
+
+// getPhysicalDeviceSurfaceSupportKHR calls vkGetPhysicalDeviceSurfaceSupportKHR.
+func (f *vkSurfaceFuncs) getPhysicalDeviceSurfaceSupportKHR(physicalDevice vkPhysicalDevice, queueFamilyIndex uint32, surface vkSurfaceKHR, pSupported unsafe.Pointer) vkResult {
+	r := vkCall(f.vkGetPhysicalDeviceSurfaceSupportKHR, uintptr(physicalDevice), uintptr(queueFamilyIndex), uintptr(surface), uintptr(pSupported))
+	return vkResult(int32(r))
+}
+
+// getPhysicalDeviceSurfaceCapabilitiesKHR calls vkGetPhysicalDeviceSurfaceCapabilitiesKHR.
+func (f *vkSurfaceFuncs) getPhysicalDeviceSurfaceCapabilitiesKHR(physicalDevice vkPhysicalDevice, surface vkSurfaceKHR, pSurfaceCapabilities unsafe.Pointer) vkResult {
+	r := vkCall(f.vkGetPhysicalDeviceSurfaceCapabilitiesKHR, uintptr(physicalDevice), uintptr(surface), uintptr(pSurfaceCapabilities))
+	return vkResult(int32(r))
+}
+
+// getPhysicalDeviceSurfaceFormatsKHR calls vkGetPhysicalDeviceSurfaceFormatsKHR.
+func (f *vkSurfaceFuncs) getPhysicalDeviceSurfaceFormatsKHR(physicalDevice vkPhysicalDevice, surface vkSurfaceKHR, pSurfaceFormatCount unsafe.Pointer, pSurfaceFormats unsafe.Pointer) vkResult {
+	r := vkCall(f.vkGetPhysicalDeviceSurfaceFormatsKHR, uintptr(physicalDevice), uintptr(surface), uintptr(pSurfaceFormatCount), uintptr(pSurfaceFormats))
+	return vkResult(int32(r))
+}
+
+// getPhysicalDeviceSurfacePresentModesKHR calls vkGetPhysicalDeviceSurfacePresentModesKHR.
+func (f *vkSurfaceFuncs) getPhysicalDeviceSurfacePresentModesKHR(physicalDevice vkPhysicalDevice, surface vkSurfaceKHR, pPresentModeCount unsafe.Pointer, pPresentModes unsafe.Pointer) vkResult {
+	r := vkCall(f.vkGetPhysicalDeviceSurfacePresentModesKHR, uintptr(physicalDevice), uintptr(surface), uintptr(pPresentModeCount), uintptr(pPresentModes))
+	return vkResult(int32(r))
+}
+
+// createSwapchainKHR calls vkCreateSwapchainKHR.
+func (f *vkSwapchainFuncs) createSwapchainKHR(device vkDevice, pCreateInfo unsafe.Pointer, pAllocator unsafe.Pointer, pSwapchain unsafe.Pointer) vkResult {
+	r := vkCall(f.vkCreateSwapchainKHR, uintptr(device), uintptr(pCreateInfo), uintptr(pAllocator), uintptr(pSwapchain))
+	return vkResult(int32(r))
+}
+
+// destroySwapchainKHR calls vkDestroySwapchainKHR.
+func (f *vkSwapchainFuncs) destroySwapchainKHR(device vkDevice, swapchain vkSwapchainKHR, pAllocator unsafe.Pointer) {
+	vkCall(f.vkDestroySwapchainKHR, uintptr(device), uintptr(swapchain), uintptr(pAllocator))
+}
+
+// getSwapchainImagesKHR calls vkGetSwapchainImagesKHR.
+func (f *vkSwapchainFuncs) getSwapchainImagesKHR(device vkDevice, swapchain vkSwapchainKHR, pSwapchainImageCount unsafe.Pointer, pSwapchainImages unsafe.Pointer) vkResult {
+	r := vkCall(f.vkGetSwapchainImagesKHR, uintptr(device), uintptr(swapchain), uintptr(pSwapchainImageCount), uintptr(pSwapchainImages))
+	return vkResult(int32(r))
+}
+
+// acquireNextImageKHR calls vkAcquireNextImageKHR.
+func (f *vkSwapchainFuncs) acquireNextImageKHR(device vkDevice, swapchain vkSwapchainKHR, timeout uint64, semaphore vkSemaphore, fence vkFence, pImageIndex unsafe.Pointer) vkResult {
+	r := vkCall(f.vkAcquireNextImageKHR, uintptr(device), uintptr(swapchain), uintptr(timeout), uintptr(semaphore), uintptr(fence), uintptr(pImageIndex))
+	return vkResult(int32(r))
+}
+
+// queuePresentKHR calls vkQueuePresentKHR.
+func (f *vkSwapchainFuncs) queuePresentKHR(queue vkQueue, pPresentInfo unsafe.Pointer) vkResult {
+	r := vkCall(f.vkQueuePresentKHR, uintptr(queue), uintptr(pPresentInfo))
+	return vkResult(int32(r))
+}
+
+// createSemaphore calls vkCreateSemaphore.
+func (f *vkSwapchainFuncs) createSemaphore(device vkDevice, pCreateInfo unsafe.Pointer, pAllocator unsafe.Pointer, pSemaphore unsafe.Pointer) vkResult {
+	r := vkCall(f.vkCreateSemaphore, uintptr(device), uintptr(pCreateInfo), uintptr(pAllocator), uintptr(pSemaphore))
+	return vkResult(int32(r))
+}
+
+// destroySemaphore calls vkDestroySemaphore.
+func (f *vkSwapchainFuncs) destroySemaphore(device vkDevice, semaphore vkSemaphore, pAllocator unsafe.Pointer) {
+	vkCall(f.vkDestroySemaphore, uintptr(device), uintptr(semaphore), uintptr(pAllocator))
+}
+
+// cmdCopyBufferToImage calls vkCmdCopyBufferToImage.
+func (f *vkSwapchainFuncs) cmdCopyBufferToImage(commandBuffer vkCommandBuffer, srcBuffer vkBuffer, dstImage vkImage, dstImageLayout vkImageLayout, regionCount uint32, pRegions unsafe.Pointer) {
+	vkCall(f.vkCmdCopyBufferToImage, uintptr(commandBuffer), uintptr(srcBuffer), uintptr(dstImage), uintptr(dstImageLayout), uintptr(regionCount), uintptr(pRegions))
+}
+
+// cmdCopyImageToBuffer calls vkCmdCopyImageToBuffer.
+func (f *vkSwapchainFuncs) cmdCopyImageToBuffer(commandBuffer vkCommandBuffer, srcImage vkImage, srcImageLayout vkImageLayout, dstBuffer vkBuffer, regionCount uint32, pRegions unsafe.Pointer) {
+	vkCall(f.vkCmdCopyImageToBuffer, uintptr(commandBuffer), uintptr(srcImage), uintptr(srcImageLayout), uintptr(dstBuffer), uintptr(regionCount), uintptr(pRegions))
 }

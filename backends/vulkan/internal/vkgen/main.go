@@ -107,6 +107,15 @@ var structs = []string{
 	"VkSubmitInfo",
 	"VkFenceCreateInfo",
 	"VkQueryPoolCreateInfo",
+	// Presentation (wsi*.go).
+	"VkSurfaceCapabilitiesKHR",
+	"VkSurfaceFormatKHR",
+	"VkSwapchainCreateInfoKHR",
+	"VkPresentInfoKHR",
+	"VkSemaphoreCreateInfo",
+	"VkImageMemoryBarrier",
+	"VkBufferMemoryBarrier",
+	"VkBufferImageCopy",
 }
 
 // enumGroups are emitted whole (core values, plus extension values for VkResult).
@@ -132,6 +141,14 @@ var enumGroups = []string{
 	"VkQueryResultFlagBits",
 	"VkDescriptorPoolCreateFlagBits",
 	"VkFenceCreateFlagBits",
+	"VkFormat",
+	"VkImageLayout",
+	"VkImageUsageFlagBits",
+	"VkImageAspectFlagBits",
+	"VkColorSpaceKHR",
+	"VkPresentModeKHR",
+	"VkSurfaceTransformFlagBitsKHR",
+	"VkCompositeAlphaFlagBitsKHR",
 }
 
 // extraConstants are single constants emitted besides the groups and the struct types.
@@ -141,6 +158,7 @@ var extraConstants = []string{
 	"VK_TRUE",
 	"VK_FALSE",
 	"VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR",
+	"VK_IMAGE_LAYOUT_PRESENT_SRC_KHR",
 }
 
 // funcTable is one table of function pointers and how its entries are loaded.
@@ -221,5 +239,23 @@ var funcTables = []funcTable{
 		"vkWaitForFences",
 		"vkQueueSubmit",
 		"vkQueueWaitIdle",
+	}},
+	{"vkSurfaceFuncs", "present to a surface (VK_KHR_surface, loaded with vkGetInstanceProcAddr(instance, name) only\n// where the instance enabled it).", []string{
+		"vkDestroySurfaceKHR",
+		"vkGetPhysicalDeviceSurfaceSupportKHR",
+		"vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
+		"vkGetPhysicalDeviceSurfaceFormatsKHR",
+		"vkGetPhysicalDeviceSurfacePresentModesKHR",
+	}},
+	{"vkSwapchainFuncs", "present images (VK_KHR_swapchain and the image copies, loaded with\n// vkGetDeviceProcAddr(device, name) only where the device enabled the extension).", []string{
+		"vkCreateSwapchainKHR",
+		"vkDestroySwapchainKHR",
+		"vkGetSwapchainImagesKHR",
+		"vkAcquireNextImageKHR",
+		"vkQueuePresentKHR",
+		"vkCreateSemaphore",
+		"vkDestroySemaphore",
+		"vkCmdCopyBufferToImage",
+		"vkCmdCopyImageToBuffer",
 	}},
 }
