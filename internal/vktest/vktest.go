@@ -55,18 +55,35 @@ func Validate(t testing.TB, m *vulkan.Module) {
 // Words returns SPIR-V words as little-endian bytes.
 func Words(w []uint32) []byte { return vulkan.Bytes(w) }
 
-// Compile builds, lowers for caps, emits and validates a kernel.
+// Compile builds, lowers for caps, emits and validates a kernel. The module is for Vulkan 1.3
+// (vulkan.Compile); the lowered kernel is also emitted and validated for Vulkan 1.1 (SPIR-V
+// 1.3, the oldest environment, whose rules differ most), so every kernel a test runs is checked
+// for the drivers that take the least.
 func Compile(t testing.TB, k *dsl.Kernel, caps lower.Caps) *vulkan.Module {
 	t.Helper()
 	ik, err := k.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := vulkan.Compile(ik, caps)
+	l, err := lower.Run(ik, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := vulkan.EmitOptions{}
+	if caps.SubgroupSize > 1 {
+		opts.SubgroupSize = uint32(caps.SubgroupSize)
+	}
+	m, err := vulkan.Emit(l, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	Validate(t, m)
+	opts.Env = vulkan.Vulkan1_1
+	old, err := vulkan.Emit(l, opts)
+	if err != nil {
+		t.Fatalf("%s for %v: %v", m.Name, opts.Env, err)
+	}
+	Validate(t, old)
 	return m
 }
 
