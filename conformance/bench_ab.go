@@ -281,7 +281,7 @@ func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*
 			return nil, fmt.Errorf("twin does not build: %w", err)
 		}
 	}
-	m, err := vulkan.Compile(k, d.Caps())
+	m, err := d.Compile(k)
 	if err != nil {
 		return nil, fmt.Errorf("twin: emit: %w", err)
 	}
@@ -479,7 +479,7 @@ func KernelCopyBandwidth(d *vulkan.Device, o ABOptions) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	m, err := vulkan.Compile(k, d.Caps())
+	m, err := d.Compile(k)
 	if err != nil {
 		return 0, err
 	}

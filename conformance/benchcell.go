@@ -106,7 +106,7 @@ func BenchCell(v *Vulkan, c kernels.Cell, w *Workload, s kernels.Schedule, o Ben
 // prepareTwin compiles the twin kernel k for device d and binds it to workload w's operands
 // (buffers from bs, shared with whatever else runs on the same workload).
 func prepareTwin(d *vulkan.Device, k *ir.Kernel, w *Workload, bs *bufferSet) (*prepared, error) {
-	m, err := vulkan.Compile(k, d.Caps())
+	m, err := d.Compile(k)
 	if err != nil {
 		return nil, err
 	}

@@ -142,7 +142,7 @@ func gateCell(v *Vulkan, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, s
 	ev.MaxULP = clampULP(row.Judge.MaxULP)
 	ev.Cases = row.Judge.Cases
 	if k, err := c.Build(s).Build(); err == nil {
-		if mod, err := vulkan.Compile(k, d.Caps()); err == nil {
+		if mod, err := d.Compile(k); err == nil {
 			ev.TwinHash = "sha256:" + incumbent.HashWords(mod.Words)
 		}
 	}

@@ -190,7 +190,7 @@ func (e *Engine) buildTwin(c *call) *twin {
 		tw.err = fmt.Errorf("engine: %s: the twin does not build at %s: %w", c.cell(), tw.sched, err)
 		return tw
 	}
-	m, err := vulkan.Compile(k, e.dev.Caps())
+	m, err := e.dev.Compile(k)
 	if err != nil {
 		tw.err = fmt.Errorf("engine: %s: compiling the twin: %w", c.cell(), err)
 		return tw
