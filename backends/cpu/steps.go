@@ -1,0 +1,524 @@
+package cpu
+
+import (
+	"github.com/onesource-go/onesource/ir"
+)
+
+// step runs one instruction for the running invocations of a workgroup (frame.exec).
+type step func(f *frame)
+
+// block is a compiled block: its steps, and which of them may stop invocations (so the block
+// checks, after them, whether any invocation still runs it).
+type block struct {
+	steps []step
+	stops []bool
+}
+
+func (b *block) run(f *frame) {
+	for i, s := range b.steps {
+		s(f)
+		if b.stops[i] && f.idle() {
+			return
+		}
+	}
+}
+
+// part is where one value's components are: component c at off + c*n, n words (1 for a
+// uniform value, L for a varying one).
+type part struct{ off, n int }
+
+func (c *compiler) part(in *ir.Inst) part {
+	l := c.locs[in]
+	if l.uni {
+		return part{l.off, 1}
+	}
+	return part{l.off, c.L}
+}
+
+// m is the index mask of a part: i&m is the word of invocation i within a component.
+func (p part) m() int {
+	if p.n == 1 {
+		return 0
+	}
+	return -1
+}
+
+func (c *compiler) block(b *ir.Block) *block {
+	out := &block{}
+	for _, in := range b.Insts {
+		if s := c.inst(in); s != nil {
+			stops := in.Op == ir.OpBreak || in.Op == ir.OpContinue || in.Op == ir.OpReturn || c.exits[in]
+			out.steps = append(out.steps, s)
+			out.stops = append(out.stops, stops)
+		}
+		if in.Op.IsTerminator() {
+			break
+		}
+	}
+	return out
+}
+
+// inst compiles one instruction; nil when it takes no step.
+func (c *compiler) inst(in *ir.Inst) step {
+	if _, ok := c.view[in]; ok {
+		return nil
+	}
+	switch in.Op {
+	case ir.OpConst, ir.OpParam, ir.OpLen, ir.OpBuiltin, ir.OpBarrier:
+		// Static places; a barrier is where every invocation already is (lockstep).
+		return nil
+	case ir.OpLoad, ir.OpStore, ir.OpAtomic:
+		return c.mem(in)
+	case ir.OpSelect:
+		return c.sel(in)
+	case ir.OpConvert:
+		return c.convert(in)
+	case ir.OpBitcast:
+		return c.bitcast(in)
+	case ir.OpCompose:
+		return c.compose(in)
+	case ir.OpDotI8x4:
+		return c.dot(in)
+	case ir.OpShuffleXor, ir.OpShuffle:
+		return c.shuffle(in)
+	case ir.OpIf:
+		return c.ifStep(in)
+	case ir.OpLoop:
+		return c.loopStep(in)
+	case ir.OpBreak:
+		act := c.loops[len(c.loops)-1]
+		return func(f *frame) {
+			a := f.mask(act)
+			for i, e := range f.exec {
+				a[i] &^= e
+				f.exec[i] = 0
+			}
+		}
+	case ir.OpContinue:
+		return func(f *frame) { clear(f.exec) }
+	case ir.OpReturn:
+		return func(f *frame) {
+			for i, e := range f.exec {
+				f.alive[i] &^= e
+				f.exec[i] = 0
+			}
+		}
+	}
+	if in.Op.IsUnary() || in.Op.IsBinary() || in.Op.IsCompare() {
+		return c.elementwise(in)
+	}
+	c.errf(in.Pos, "operation %s is not supported by the CPU executor", in.Op)
+	return nil
+}
+
+// elementwise compiles unary, binary and compare ops from the loops of ops_gen.go.
+func (c *compiler) elementwise(in *ir.Inst) step {
+	s := in.Args[0].Type.Scalar
+	key := opKind{in.Op, s}
+	n := int(in.Type.Lanes)
+	d := c.part(in)
+	a := c.part(in.Args[0])
+	if len(in.Args) == 1 {
+		if s == ir.F64 {
+			if k := un64[key]; k != nil {
+				return unary64(k, n, d, a)
+			}
+		} else if k := un32[key]; k != nil {
+			return unary32(k, n, d, a)
+		}
+		c.errf(in.Pos, "%s on %s is not supported by the CPU executor", in.Op, in.Args[0].Type)
+		return nil
+	}
+	b := c.part(in.Args[1])
+	v := 0 // both varying, or all uniform
+	switch {
+	case d.n == 1:
+	case b.n == 1:
+		v = 1
+	case a.n == 1:
+		v = 2
+	}
+	switch {
+	case s == ir.F64 && in.Type.Scalar == ir.Bool:
+		if k, ok := cmp64[key]; ok {
+			return cmpStep64(k[v], n, d, a, b)
+		}
+	case s == ir.F64:
+		if k, ok := bin64[key]; ok {
+			return binStep64(k[v], n, d, a, b)
+		}
+	default:
+		if k, ok := bin32[key]; ok {
+			return binStep32(k[v], n, d, a, b)
+		}
+	}
+	c.errf(in.Pos, "%s on %s is not supported by the CPU executor", in.Op, in.Args[0].Type)
+	return nil
+}
+
+func unary32(k func(d, a []uint32), n int, d, a part) step {
+	if n == 1 {
+		return func(f *frame) { k(f.w[d.off:d.off+d.n], f.w[a.off:a.off+a.n]) }
+	}
+	return func(f *frame) {
+		for i := 0; i < n; i++ {
+			do, ao := d.off+i*d.n, a.off+i*a.n
+			k(f.w[do:do+d.n], f.w[ao:ao+a.n])
+		}
+	}
+}
+
+func unary64(k func(d, a []uint64), n int, d, a part) step {
+	return func(f *frame) {
+		for i := 0; i < n; i++ {
+			do, ao := d.off+i*d.n, a.off+i*a.n
+			k(f.d[do:do+d.n], f.d[ao:ao+a.n])
+		}
+	}
+}
+
+func binStep32(k func(d, a, b []uint32), n int, d, a, b part) step {
+	if n == 1 {
+		return func(f *frame) {
+			w := f.w
+			k(w[d.off:d.off+d.n], w[a.off:a.off+a.n], w[b.off:b.off+b.n])
+		}
+	}
+	return func(f *frame) {
+		w := f.w
+		for i := 0; i < n; i++ {
+			do, ao, bo := d.off+i*d.n, a.off+i*a.n, b.off+i*b.n
+			k(w[do:do+d.n], w[ao:ao+a.n], w[bo:bo+b.n])
+		}
+	}
+}
+
+func binStep64(k func(d, a, b []uint64), n int, d, a, b part) step {
+	return func(f *frame) {
+		for i := 0; i < n; i++ {
+			do, ao, bo := d.off+i*d.n, a.off+i*a.n, b.off+i*b.n
+			k(f.d[do:do+d.n], f.d[ao:ao+a.n], f.d[bo:bo+b.n])
+		}
+	}
+}
+
+func cmpStep64(k func(d []uint32, a, b []uint64), n int, d, a, b part) step {
+	return func(f *frame) {
+		for i := 0; i < n; i++ {
+			do, ao, bo := d.off+i*d.n, a.off+i*a.n, b.off+i*b.n
+			k(f.w[do:do+d.n], f.d[ao:ao+a.n], f.d[bo:bo+b.n])
+		}
+	}
+}
+
+// sel compiles select: a scalar condition chooses whole vectors, a vector one lane by lane.
+func (c *compiler) sel(in *ir.Inst) step {
+	n := int(in.Type.Lanes)
+	cp, a, b, d := c.part(in.Args[0]), c.part(in.Args[1]), c.part(in.Args[2]), c.part(in)
+	cstep := cp.n // component stride of the condition: 0 for a scalar condition
+	if in.Args[0].Type.Lanes == 1 {
+		cstep = 0
+	}
+	mc, ma, mb := cp.m(), a.m(), b.m()
+	if in.Type.Scalar == ir.F64 {
+		return func(f *frame) {
+			for i := 0; i < n; i++ {
+				dd := f.d[d.off+i*d.n : d.off+i*d.n+d.n]
+				cc := f.w[cp.off+i*cstep : cp.off+i*cstep+cp.n]
+				aa, bb := f.d[a.off+i*a.n:a.off+i*a.n+a.n], f.d[b.off+i*b.n:b.off+i*b.n+b.n]
+				for j := range dd {
+					if cc[j&mc] != 0 {
+						dd[j] = aa[j&ma]
+					} else {
+						dd[j] = bb[j&mb]
+					}
+				}
+			}
+		}
+	}
+	return func(f *frame) {
+		w := f.w
+		for i := 0; i < n; i++ {
+			dd := w[d.off+i*d.n : d.off+i*d.n+d.n]
+			cc := w[cp.off+i*cstep : cp.off+i*cstep+cp.n]
+			aa, bb := w[a.off+i*a.n:a.off+i*a.n+a.n], w[b.off+i*b.n:b.off+i*b.n+b.n]
+			for j := range dd {
+				if cc[j&mc] != 0 {
+					dd[j] = aa[j&ma]
+				} else {
+					dd[j] = bb[j&mb]
+				}
+			}
+		}
+	}
+}
+
+// convert compiles a value conversion (the ones that keep the bits are views).
+func (c *compiler) convert(in *ir.Inst) step {
+	from, to := in.Args[0].Type.Scalar, in.Type.Scalar
+	n := int(in.Type.Lanes)
+	d, a := c.part(in), c.part(in.Args[0])
+	key := [2]ir.Scalar{from, to}
+	switch {
+	case from == ir.F64 && to == ir.F64:
+	case from == ir.F64:
+		if k := cvtFrom64[key]; k != nil {
+			return func(f *frame) {
+				for i := 0; i < n; i++ {
+					k(f.w[d.off+i*d.n:d.off+i*d.n+d.n], f.d[a.off+i*a.n:a.off+i*a.n+a.n])
+				}
+			}
+		}
+	case to == ir.F64:
+		if k := cvtTo64[key]; k != nil {
+			return func(f *frame) {
+				for i := 0; i < n; i++ {
+					k(f.d[d.off+i*d.n:d.off+i*d.n+d.n], f.w[a.off+i*a.n:a.off+i*a.n+a.n])
+				}
+			}
+		}
+	default:
+		if k := cvt32[key]; k != nil {
+			return unary32(k, n, d, a)
+		}
+	}
+	c.errf(in.Pos, "convert %s to %s is not supported by the CPU executor", in.Args[0].Type, in.Type)
+	return nil
+}
+
+// bitcast compiles a reinterpretation between layouts (vec2<f16> and u32, f64 and vec2<u32>,
+// ...): the source's components are laid end to end, lowest first, and cut into the result's.
+func (c *compiler) bitcast(in *ir.Inst) step {
+	from, to := in.Args[0].Type, in.Type
+	fb, tb := from.Scalar.Bits(), to.Scalar.Bits()
+	fn, tn := int(from.Lanes), int(to.Lanes)
+	fw, tw := from.Scalar == ir.F64, to.Scalar == ir.F64
+	a, d := c.part(in.Args[0]), c.part(in)
+	fmask := uint64(1)<<uint(fb) - 1
+	if fb == 64 {
+		fmask = ^uint64(0)
+	}
+	tmask := uint64(1)<<uint(tb) - 1
+	if tb == 64 {
+		tmask = ^uint64(0)
+	}
+	return func(f *frame) {
+		for l := 0; l < d.n; l++ {
+			var buf [4]uint64
+			for i := 0; i < fn; i++ {
+				var v uint64
+				if fw {
+					v = f.d[a.off+i*a.n+l]
+				} else {
+					v = uint64(f.w[a.off+i*a.n+l])
+				}
+				p := i * fb
+				buf[p>>6] |= (v & fmask) << uint(p&63)
+			}
+			for j := 0; j < tn; j++ {
+				p := j * tb
+				v := buf[p>>6] >> uint(p&63) & tmask
+				if tw {
+					f.d[d.off+j*d.n+l] = v
+				} else {
+					f.w[d.off+j*d.n+l] = uint32(v)
+				}
+			}
+		}
+	}
+}
+
+// compose compiles a vector built from scalars.
+func (c *compiler) compose(in *ir.Inst) step {
+	d := c.part(in)
+	srcs := make([]part, len(in.Args))
+	for i, a := range in.Args {
+		srcs[i] = c.part(a)
+	}
+	if in.Type.Scalar == ir.F64 {
+		return func(f *frame) {
+			for i, s := range srcs {
+				dd := f.d[d.off+i*d.n : d.off+i*d.n+d.n]
+				if s.n == d.n {
+					copy(dd, f.d[s.off:s.off+s.n])
+				} else {
+					v := f.d[s.off]
+					for j := range dd {
+						dd[j] = v
+					}
+				}
+			}
+		}
+	}
+	return func(f *frame) {
+		for i, s := range srcs {
+			dd := f.w[d.off+i*d.n : d.off+i*d.n+d.n]
+			if s.n == d.n {
+				copy(dd, f.w[s.off:s.off+s.n])
+			} else {
+				v := f.w[s.off]
+				for j := range dd {
+					dd[j] = v
+				}
+			}
+		}
+	}
+}
+
+// dot compiles the packed 4 x i8 dot product.
+func (c *compiler) dot(in *ir.Inst) step {
+	d, a, b := c.part(in), c.part(in.Args[0]), c.part(in.Args[1])
+	ma, mb := a.m(), b.m()
+	return func(f *frame) {
+		dd := f.w[d.off : d.off+d.n]
+		aa, bb := f.w[a.off:a.off+a.n], f.w[b.off:b.off+b.n]
+		for i := range dd {
+			dd[i] = dotI8x4(aa[i&ma], bb[i&mb])
+		}
+	}
+}
+
+// shuffle compiles OpShuffleXor (partner lane = lane ^ mask) and OpShuffle (partner lane given):
+// an invocation reads the value of the invocation at the partner lane of its subgroup (S
+// consecutive local indices). Where that invocation does not exist (a lane past the subgroup or
+// the workgroup) or is not running this instruction, an invocation reads its own value: the
+// result never depends on a previous workgroup's leftovers.
+func (c *compiler) shuffle(in *ir.Inst) step {
+	v, m, d := c.part(in.Args[0]), c.part(in.Args[1]), c.part(in)
+	if v.n == 1 { // every invocation holds the value: each reads it back
+		return func(f *frame) {
+			x := f.w[v.off]
+			dd := f.w[d.off : d.off+d.n]
+			for i := range dd {
+				dd[i] = x
+			}
+		}
+	}
+	L, S := c.L, c.S
+	xor := in.Op == ir.OpShuffleXor
+	mm := m.m()
+	return func(f *frame) {
+		src := f.w[v.off : v.off+L]
+		dst := f.w[d.off : d.off+L]
+		mk := f.w[m.off : m.off+m.n]
+		exec := f.exec
+		for l := 0; l < L; l++ {
+			x := mk[l&mm]
+			sl := l & (S - 1)
+			pl := x
+			if xor {
+				pl = uint32(sl) ^ x
+			}
+			r := src[l]
+			if pl < uint32(S) {
+				if p := l - sl + int(pl); p < L && exec[p>>6]>>(uint(p)&63)&1 != 0 {
+					r = src[p]
+				}
+			}
+			dst[l] = r
+		}
+	}
+}
+
+// ifStep compiles an if. A uniform condition runs one branch for every running invocation; a
+// varying one runs each branch (that some invocation takes) for its invocations, then merges
+// the invocations that fell through both.
+func (c *compiler) ifStep(in *ir.Inst) step {
+	cond := c.part(in.Args[0])
+	then, els := c.block(in.Blocks[0]), c.block(in.Blocks[1])
+	if cond.n == 1 {
+		co := cond.off
+		return func(f *frame) {
+			if f.w[co] != 0 {
+				then.run(f)
+			} else {
+				els.run(f)
+			}
+		}
+	}
+	save, tm, cb := c.newMask(), c.newMask(), c.newMask()
+	nw, L := c.nw, c.L
+	hasElse := len(els.steps) > 0
+	return func(f *frame) {
+		sv, t, cm := f.mask(save), f.mask(tm), f.mask(cb)
+		copy(sv, f.exec)
+		cw := f.w[cond.off : cond.off+L]
+		var anyT, anyF uint64
+		for wi := 0; wi < nw; wi++ {
+			var bits uint64
+			base := wi << 6
+			lim := min(L-base, 64)
+			for j := 0; j < lim; j++ {
+				bits |= uint64(cw[base+j]) << uint(j)
+			}
+			cm[wi] = bits
+			t[wi] = sv[wi] & bits
+			anyT |= t[wi]
+			anyF |= sv[wi] &^ bits
+		}
+		if anyT != 0 {
+			copy(f.exec, t)
+			then.run(f)
+			if anyF == 0 {
+				return
+			}
+			copy(t, f.exec) // what fell through the then branch
+		}
+		for wi := range f.exec {
+			f.exec[wi] = sv[wi] &^ cm[wi]
+		}
+		if hasElse {
+			els.run(f)
+		}
+		for wi := range f.exec {
+			f.exec[wi] |= t[wi]
+		}
+	}
+}
+
+// loopStep compiles a loop: it runs the body, then the continuing block, for the invocations
+// still in the loop (not broken out, not returned; those that continued rejoin for the
+// continuing block), until none is.
+func (c *compiler) loopStep(in *ir.Inst) step {
+	act, ent := c.newMask(), c.newMask()
+	c.loops = append(c.loops, act)
+	body := c.block(in.Blocks[0])
+	c.loops = c.loops[:len(c.loops)-1]
+	cont := c.block(in.Blocks[1])
+	hasCont := len(cont.steps) > 0
+	return func(f *frame) {
+		a, e := f.mask(act), f.mask(ent)
+		copy(a, f.exec)
+		copy(e, f.exec)
+		for {
+			body.run(f)
+			if !keepAlive(a, f.alive) {
+				break
+			}
+			if hasCont {
+				copy(f.exec, a)
+				cont.run(f)
+				if !keepAlive(a, f.alive) {
+					break
+				}
+			}
+			if f.cancel.Load() {
+				panic(errCanceled)
+			}
+			copy(f.exec, a)
+		}
+		for wi := range f.exec {
+			f.exec[wi] = e[wi] & f.alive[wi]
+		}
+	}
+}
+
+// keepAlive removes the invocations that returned from a and reports whether any is left.
+func keepAlive(a, alive []uint64) bool {
+	var any uint64
+	for i := range a {
+		a[i] &= alive[i]
+		any |= a[i]
+	}
+	return any != 0
+}
