@@ -7,6 +7,17 @@
 // bit-exact, the largest difference in ULP and relative error. A report never claims a level
 // that was not reached; a backend that is not available here says "unavailable" with the reason.
 //
+// # Inexact cells
+//
+// A cell whose cases declare tolerances (kernels.Case.Tol: outputs computed with a device's own
+// functions, dsl.Value.Native) is never bit-exact and never gets B. Each such output is measured
+// against the oracle in float32 ULPs (CompareULP: a NaN must meet a NaN, an infinity the same
+// infinity), the other outputs byte for byte; the run passes (Result.Within, Result.Passed) when
+// every measured maximum is within its declared bound, and is reported as "inexact, max ULP N"
+// with the measured N per output (Result.InexactOutputs), in the matrix, the JSON and the
+// progress lines. Such cells are left out of the same-bytes-everywhere check (Inconsistent):
+// their bytes differ between devices by design.
+//
 // # Checked mode
 //
 // Cells run in checked mode unless it is turned off (SetChecked, Vulkan.Unchecked, `onesource
@@ -90,6 +101,41 @@ type Result struct {
 	// elements (case NAME)"; such a run fails (not bit-exact, Reason "out of bounds at ...").
 	Checked     bool   `json:"checked,omitempty"`
 	OutOfBounds string `json:"out_of_bounds,omitempty"`
+	// Inexact says the cell declares inexact outputs (kernels.Case.Tol: a device's own
+	// functions): it is never bit-exact; Within says every inexact output stayed within its
+	// declared bound (and every other output was bit-exact), so the cell passes as "inexact, max
+	// ULP N", N being MaxULP. InexactOutputs gives each inexact output's measured maximum and
+	// bound over all cases.
+	Inexact        bool            `json:"inexact,omitempty"`
+	Within         bool            `json:"within_tolerance,omitempty"`
+	InexactOutputs []InexactOutput `json:"inexact_outputs,omitempty"`
+}
+
+// InexactOutput is the verdict on one declared-inexact output of a cell.
+type InexactOutput struct {
+	Name   string  `json:"name"`    // kernels.Tolerance.Name
+	MaxULP float64 `json:"max_ulp"` // the largest distance measured, over every case
+	Bound  float64 `json:"bound"`   // kernels.Tolerance.MaxULP
+}
+
+// Passed reports whether the run met the contract: bit-exact, or, for a cell with declared
+// inexact outputs, every output within its bound and the rest bit-exact.
+func (r Result) Passed() bool { return r.BitExact || (r.Inexact && r.Within) }
+
+// inexactSummary is "inexact, max ULP N (exp 3 <= 32, log 1 <= 8, ...)".
+func inexactSummary(r Result) string {
+	parts := make([]string, len(r.InexactOutputs))
+	worst := 0.0
+	for i, o := range r.InexactOutputs {
+		if o.MaxULP > worst || math.IsNaN(o.MaxULP) {
+			worst = o.MaxULP
+		}
+		parts[i] = fmt.Sprintf("%s %g <= %g", o.Name, o.MaxULP, o.Bound)
+		if !(o.MaxULP <= o.Bound) {
+			parts[i] = fmt.Sprintf("%s %g > %g", o.Name, o.MaxULP, o.Bound)
+		}
+	}
+	return fmt.Sprintf("inexact, max ULP %g (%s)", worst, strings.Join(parts, ", "))
 }
 
 // Judge runs one cell on one open target at schedule s and returns the verdict.
@@ -118,14 +164,40 @@ func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 		r.Seconds = time.Since(start).Seconds()
 		return r
 	}
-	exact := true
+	exact, within := true, true
 	var why []string
+	inexactAt := map[string]int{} // InexactOutputs index by name
 	for i, cs := range cases {
 		for j, want := range cs.Want {
 			got := o.Outputs[i][j]
 			elem := "f32"
 			if j < len(cs.Elem) {
 				elem = cs.Elem[j]
+			}
+			if j < len(cs.Tol) && cs.Tol[j] != nil {
+				tol := cs.Tol[j]
+				r.Inexact = true
+				at, seen := inexactAt[tol.Name]
+				if !seen {
+					at = len(r.InexactOutputs)
+					inexactAt[tol.Name] = at
+					r.InexactOutputs = append(r.InexactOutputs, InexactOutput{Name: tol.Name, Bound: tol.MaxULP})
+				}
+				u, first := CompareULP(got, want)
+				io := &r.InexactOutputs[at]
+				if u > io.MaxULP || math.IsNaN(u) {
+					io.MaxULP = u
+				}
+				if u > r.MaxULP {
+					r.MaxULP = u
+				}
+				if !(u <= tol.MaxULP) {
+					within = false
+					if len(why) < 3 {
+						why = append(why, fmt.Sprintf("case %s output %d (%s): %g ULP over the bound %g: %s", cs.Name, cs.Outputs[j], tol.Name, u, tol.MaxULP, first))
+					}
+				}
+				continue
 			}
 			d := Compare(got, want, elem)
 			if !d.Exact {
@@ -151,13 +223,24 @@ func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 		if !exact {
 			r.Reason += "; not bit-exact: " + strings.Join(why, "; ")
 		}
-	case exact:
+	case exact && !r.Inexact:
 		r.Digest = OutputDigest(cases, o.Outputs)
 		r.BitExact = true
 		r.Levels += "B"
+	case exact && within:
+		// Declared inexact and within every bound: a pass, never called bit-exact (no B).
+		r.Digest = OutputDigest(cases, o.Outputs)
+		r.Within = true
+		r.Reason = inexactSummary(r)
+	case exact:
+		r.Digest = OutputDigest(cases, o.Outputs)
+		r.Reason = inexactSummary(r) + ": over the declared bound: " + strings.Join(why, "; ")
 	default:
 		r.Digest = OutputDigest(cases, o.Outputs)
 		r.Reason = "not bit-exact: " + strings.Join(why, "; ")
+		if r.Inexact {
+			r.Reason += "; " + inexactSummary(r)
+		}
 	}
 	if len(o.Notes) > 0 {
 		if r.Reason != "" {
@@ -280,6 +363,37 @@ func Compare(got, want []byte, elem string) Diff {
 		}
 	}
 	return d
+}
+
+// CompareULP measures an inexact f32 output against the oracle's: the largest distance in ULPs
+// on the ordered integer line (adjacent floats 1 apart, +0 and -0 too), infinite where a NaN
+// meets a number or an infinity meets anything but the same infinity, and the first element at
+// that largest distance, described. Outputs of different lengths are infinitely far apart.
+func CompareULP(got, want []byte) (maxULP float64, first string) {
+	if len(got) != len(want) || len(got)%4 != 0 {
+		return math.Inf(1), fmt.Sprintf("%d bytes, want %d", len(got), len(want))
+	}
+	for i := 0; i < len(got); i += 4 {
+		g, w := le32(got[i:]), le32(want[i:])
+		gf, wf := math.Float32frombits(g), math.Float32frombits(w)
+		var u float64
+		switch {
+		case gf != gf && wf != wf:
+			continue
+		case gf != gf || wf != wf, math.IsInf(float64(gf), 0) || math.IsInf(float64(wf), 0):
+			if g == w {
+				continue
+			}
+			u = math.Inf(1)
+		default:
+			u = ulpDiff(g, w)
+		}
+		if u > maxULP {
+			maxULP = u
+			first = fmt.Sprintf("element %d = %g (%08x), want %g (%08x)", i/4, gf, g, wf, w)
+		}
+	}
+	return maxULP, first
 }
 
 func isNaN16(b []byte) bool {

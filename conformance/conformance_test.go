@@ -37,8 +37,10 @@ func TestConformance(t *testing.T) {
 						t.Skip("-short runs one type per op")
 					}
 					r := conformance.Judge(tg, c, c.DefaultScheduleFor(tg.Name(), conformance.TargetSubgroup(tg)))
-					if !r.BitExact {
+					if !r.Passed() {
 						t.Errorf("%s/%s on %s at %s [%s]: not bit-exact (max %g ULP, max rel %g): %s", r.Op, r.Type, r.Backend, r.Schedule, r.Levels, r.MaxULP, r.MaxRel, r.Reason)
+					} else if r.Inexact {
+						t.Logf("%s/%s on %s [%s]: %s", r.Op, r.Type, r.Backend, r.Levels, r.Reason)
 					}
 				})
 			}

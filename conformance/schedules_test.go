@@ -48,7 +48,7 @@ func TestConformanceSchedules(t *testing.T) {
 					if !r.Ran {
 						t.Skipf("%s: %s", r.Backend, r.Reason)
 					}
-					if !r.BitExact {
+					if !r.Passed() {
 						t.Errorf("%s/%s on %s at %s [%s]: not bit-exact (max %g ULP): %s", r.Op, r.Type, r.Backend, r.Schedule, r.Levels, r.MaxULP, r.Reason)
 					}
 				}

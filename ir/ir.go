@@ -83,6 +83,8 @@ const (
 	OpShuffleXor // Args: [value, mask u32]: value of lane (lane ^ mask) of the subgroup
 	OpShuffle    // Args: [value, lane u32]: value of that lane of the subgroup (any lane, per invocation)
 	OpReduce     // Args: [value]; Aux = ReduceOp: canonical workgroup reduction (expanded by lower)
+	OpFma        // Args: [a, b, c] f32 scalars: a*b+c exact, rounded once (emulated by lower where inexact)
+	OpNative     // Args: [x] or [x, y] (NativePow) f32 scalars; Aux = NativeFunc: the device's own function, inexact
 
 	// Control flow.
 	OpIf       // Args: [cond]; Blocks: [then, else]
@@ -105,6 +107,7 @@ var opNames = [...]string{
 	OpSelect: "select", OpConvert: "convert", OpBitcast: "bitcast",
 	OpCompose: "compose", OpExtract: "extract",
 	OpDotI8x4: "dot_i8x4", OpShuffleXor: "shuffle_xor", OpShuffle: "shuffle", OpReduce: "reduce",
+	OpFma: "fma", OpNative: "native",
 	OpIf: "if", OpLoop: "loop", OpBreak: "break", OpContinue: "continue", OpReturn: "return",
 	OpBarrier: "barrier",
 }
@@ -221,6 +224,42 @@ func (r ReduceOp) String() string {
 		return "max"
 	}
 	return fmt.Sprintf("reduce(%d)", uint8(r))
+}
+
+// NativeFunc is OpNative's function (its Aux): the device's own implementation, whose results
+// differ between devices and from the portable op sequences (never bit-exact).
+type NativeFunc uint8
+
+// The native functions. NativePow takes two operands (x, y), the others one.
+const (
+	NativeExp NativeFunc = iota
+	NativeExp2
+	NativeLog
+	NativeLog2
+	NativeSin
+	NativeCos
+	NativeTanh
+	NativePow
+	NativeRsqrt
+	NativeCount // the number of native functions
+)
+
+var nativeNames = [...]string{"exp", "exp2", "log", "log2", "sin", "cos", "tanh", "pow", "rsqrt"}
+
+// String returns the name of NativeFunc as the IR text form prints it.
+func (f NativeFunc) String() string {
+	if int(f) < len(nativeNames) {
+		return nativeNames[f]
+	}
+	return fmt.Sprintf("native(%d)", uint8(f))
+}
+
+// Arity is the number of operands of f.
+func (f NativeFunc) Arity() int {
+	if f == NativePow {
+		return 2
+	}
+	return 1
 }
 
 // Inst is one instruction. Instructions that produce a value are referred to by pointer from

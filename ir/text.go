@@ -93,6 +93,8 @@ func (p *printer) block(b *Block, depth int) {
 			fmt.Fprintf(&p.sb, " lane %d", in.Aux)
 		case OpReduce:
 			p.sb.WriteString("." + ReduceOp(in.Aux).String())
+		case OpNative:
+			p.sb.WriteString("." + NativeFunc(in.Aux).String())
 		}
 		for i, a := range in.Args {
 			if i == 0 && in.Op != OpConst {

@@ -446,6 +446,29 @@ func (v *verifier) typeCheck(in *Inst) string {
 		if n := k.Lanes(); n&(n-1) != 0 {
 			return fmt.Sprintf("a workgroup reduction needs a power-of-two workgroup, this one has %d invocations", n)
 		}
+	case OpFma:
+		if m := v.argTypes(in, 3); m != "" {
+			return m
+		}
+		if arg(0) != TF32 || arg(1) != TF32 || arg(2) != TF32 || t != TF32 {
+			return fmt.Sprintf("takes f32, f32, f32 -> f32; got %s, %s, %s -> %s", arg(0), arg(1), arg(2), t)
+		}
+	case OpNative:
+		f := NativeFunc(in.Aux)
+		if f >= NativeCount {
+			return fmt.Sprintf("unknown native function %d", in.Aux)
+		}
+		if m := v.argTypes(in, f.Arity()); m != "" {
+			return m
+		}
+		for i := range in.Args {
+			if arg(i) != TF32 {
+				return fmt.Sprintf("native %s takes f32 operands, operand %d is %s", f, i, arg(i))
+			}
+		}
+		if t != TF32 {
+			return fmt.Sprintf("native %s gives f32, result typed %s", f, t)
+		}
 	case OpIf:
 		if m := v.argTypes(in, 1); m != "" {
 			return m

@@ -121,6 +121,30 @@ type Case struct {
 	Outputs []int     // bindings whose final bytes are compared
 	Want    [][]byte  // the oracle's bytes, one per Outputs entry
 	Elem    []string  // element type of each output for error reporting: "f32", "u8", ...
+	// Tol declares outputs inexact: Tol[j], when Tol is not nil and Tol[j] is not nil, is the
+	// tolerance of Outputs[j] (an f32 output computed with a device's own functions, such as
+	// dsl.Value.Native). Every other output must be bit-exact.
+	Tol []*Tolerance
+}
+
+// Tolerance is what an inexact output is judged by: its largest distance from the oracle's
+// values in float32 ULPs (on the ordered integer line: adjacent floats are 1 apart, +0 and -0
+// too). A NaN must meet a NaN and an infinity the same infinity, or the distance is infinite.
+// The conformance suite reports such an output as "inexact, max ULP N" with the measured N, never
+// as bit-exact, and fails it when N exceeds MaxULP.
+type Tolerance struct {
+	Name   string  // what the output holds, for reports ("exp", ...)
+	MaxULP float64 // the largest distance allowed
+}
+
+// Inexact reports whether any output of the case has a tolerance.
+func (c Case) Inexact() bool {
+	for _, t := range c.Tol {
+		if t != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Cell is one (op, type) of the matrix.

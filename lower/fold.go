@@ -7,9 +7,10 @@ import (
 )
 
 // Fold evaluates scalar operations whose operands are all constants, with exactly the semantics
-// the targets have (IEEE float32 round-to-nearest-even, one rounding per operation; wrapping
-// integers), and drops if-branches whose condition is a constant. Division by zero and anything
-// it is not sure about are left for the device.
+// the targets have (IEEE float32 round-to-nearest-even, one rounding per operation, and one for
+// an fma; wrapping integers), and drops if-branches whose condition is a constant. Division by
+// zero, OpNative (the device's own function) and anything it is not sure about are left for the
+// device.
 func Fold(k *ir.Kernel) { foldBlock(k.Body) }
 
 // foldBlock folds the instructions of b in place and reports whether the folded b contains a
@@ -107,6 +108,12 @@ func foldInst(in *ir.Inst) (uint64, bool) {
 		return a, true
 	case in.Op == ir.OpConvert:
 		return foldConvert(at.Scalar, in.Type.Scalar, a)
+	case in.Op == ir.OpFma && at.Scalar == ir.F32:
+		r := FmaF32(math.Float32frombits(uint32(a)), math.Float32frombits(uint32(b)), math.Float32frombits(uint32(in.Args[2].Aux)))
+		if r != r {
+			return 0, false // leave NaN payloads to the device
+		}
+		return uint64(math.Float32bits(r)), true
 	}
 	return 0, false
 }

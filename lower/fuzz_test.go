@@ -61,6 +61,12 @@ func genKernel(data []byte) *dsl.Kernel {
 				u = append(u, g.pick(u).Add(g.pick(u)).Xor(g.pick(u)).Shr(g.pick(u)))
 			case 4:
 				f = append(f, g.pick(u).F32(), g.pick(f).Abs().Sqrt())
+				f = append(f, g.pick(f).Fma(g.pick(f), g.pick(f)))
+				if nf := dsl.NativeFunc(g.next() % int(dsl.NativeRsqrt+1)); nf == dsl.NativePow {
+					f = append(f, g.pick(f).Native(nf, g.pick(f)))
+				} else {
+					f = append(f, g.pick(f).Native(nf))
+				}
 			case 5:
 				u = append(u, g.pick(f).U32(), g.pick(f).I32().Bitcast(dsl.U32))
 			case 6:
@@ -167,6 +173,9 @@ func FuzzLower(f *testing.F) {
 				}
 				if in.Op == ir.OpDotI8x4 && !c.DotI8x4 {
 					t.Fatalf("caps %+v: packed dot left for a target without it", c)
+				}
+				if in.Op == ir.OpFma && !c.ExactFma {
+					t.Fatalf("caps %+v: fma left for a target without an exact one", c)
 				}
 				return true
 			})

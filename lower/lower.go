@@ -26,6 +26,9 @@ type Caps struct {
 	SubgroupSize int
 	DotI8x4      bool // the target has a packed 4 x i8 dot product
 	Float16      bool // the target has f16 arithmetic (not only f16 storage)
+	// ExactFma: the target's fused multiply-add of f32 rounds once (CUDA __fmaf_rn, HIP fmaf,
+	// MSL fma); without it, LegalizeFma emulates OpFma exactly with integer operations.
+	ExactFma bool
 	// AtomicFloatAdd: the target has a native f32 atomic add on buffers and shared arrays;
 	// without it, LegalizeAtomics rewrites f32 atomic adds into compare-exchange loops.
 	AtomicFloatAdd bool
@@ -46,6 +49,7 @@ var Passes = []Pass{
 	{"legalize-atomics", LegalizeAtomics},
 	{"legalize-types", LegalizeTypes},
 	{"legalize-f16", LegalizeF16},
+	{"legalize-fma", LegalizeFma},
 	{"fold-late", func(k *ir.Kernel, _ Caps) error { Fold(k); return nil }},
 	{"simplify", func(k *ir.Kernel, _ Caps) error { Simplify(k); return nil }},
 	{"cse", func(k *ir.Kernel, _ Caps) error { CSE(k); return nil }},

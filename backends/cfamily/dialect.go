@@ -3,6 +3,7 @@ package cfamily
 import (
 	"sort"
 
+	"github.com/onesource-go/onesource/ir"
 	"github.com/onesource-go/onesource/lower"
 )
 
@@ -61,6 +62,10 @@ type Dialect struct {
 	// Shuffle spells OpShuffle: %[1]s the value, %[2]s the source lane (an int in FamilyCUDA,
 	// a ushort in FamilyMetal), %[3]s (FamilyCUDA) the member mask as for ShuffleXor.
 	Shuffle string
+	// Native spells OpNative per function (ir.NativeFunc): the device's own, inexact function
+	// of %[1]s (and %[2]s for ir.NativePow), e.g. "__expf(%[1]s)"; "" means the dialect has none
+	// (printing it is an error).
+	Native [ir.NativeCount]string
 	// Dot spells OpDotI8x4 on the two packed u32 operands %[1]s and %[2]s, giving an int; ""
 	// means the target has none (lower with Caps.DotI8x4 false).
 	Dot string
@@ -74,6 +79,10 @@ type Dialect struct {
 type FloatOps struct {
 	Add, Sub, Mul, Div string // binary: %[1]s, %[2]s
 	Sqrt, Floor, Abs   string // unary: %[1]s
+	// Fma spells OpFma, %[1]s*%[2]s+%[3]s rounded once; it must be the target's single-rounding
+	// fused multiply-add (lower with Caps.ExactFma false when there is none: OpFma never
+	// reaches the printer then). Empty: printing an OpFma is an error.
+	Fma string
 }
 
 // Uses records what a printed kernel uses, for the dialect's prelude.

@@ -320,6 +320,23 @@ func (p *printer) inst(in *ir.Inst) {
 		p.control(in)
 	case ir.OpReduce:
 		p.errAt(in.Pos, "reduce.%s must be expanded by package lower before printing (kernel at %s)", ir.ReduceOp(in.Aux), k.Pos)
+	case ir.OpFma:
+		if p.d.F32.Fma == "" {
+			p.errAt(in.Pos, "fma: %s has no exact fused multiply-add (lower with Caps.ExactFma false)", p.d.Name)
+			return
+		}
+		p.decl(in, p.call(p.d.F32.Fma, p.lane(in.Args[0], 0), p.lane(in.Args[1], 0), p.lane(in.Args[2], 0)))
+	case ir.OpNative:
+		f := ir.NativeFunc(in.Aux)
+		if f >= ir.NativeCount || p.d.Native[f] == "" {
+			p.errAt(in.Pos, "native %s: %s has no spelling for it", f, p.d.Name)
+			return
+		}
+		args := make([]any, len(in.Args))
+		for i, a := range in.Args {
+			args[i] = strip(p.lane(a, 0))
+		}
+		p.decl(in, p.call(p.d.Native[f], args...))
 	default:
 		p.errAt(in.Pos, "cannot print %s", in.Op)
 	}

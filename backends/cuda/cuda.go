@@ -39,7 +39,7 @@ import (
 
 // Caps is what the CUDA target offers the lowering: shuffles within 32-lane warps, the packed
 // int8 dot product (__dp4a, sm_61 and newer) and f16 arithmetic.
-var Caps = lower.Caps{SubgroupSize: 32, DotI8x4: true, Float16: true, AtomicFloatAdd: true}
+var Caps = lower.Caps{SubgroupSize: 32, DotI8x4: true, Float16: true, ExactFma: true, AtomicFloatAdd: true}
 
 // Dialect is the CUDA table of the C-family printer.
 var Dialect = &cfamily.Dialect{
@@ -58,6 +58,7 @@ var Dialect = &cfamily.Dialect{
 	F32: cfamily.FloatOps{
 		Add: "__fadd_rn(%[1]s, %[2]s)", Sub: "__fsub_rn(%[1]s, %[2]s)", Mul: "__fmul_rn(%[1]s, %[2]s)", Div: "__fdiv_rn(%[1]s, %[2]s)",
 		Sqrt: "__fsqrt_rn(%[1]s)", Floor: "floorf(%[1]s)", Abs: "fabsf(%[1]s)",
+		Fma: "__fmaf_rn(%[1]s, %[2]s, %[3]s)",
 	},
 	F64: cfamily.FloatOps{
 		Add: "__dadd_rn(%[1]s, %[2]s)", Sub: "__dsub_rn(%[1]s, %[2]s)", Mul: "__dmul_rn(%[1]s, %[2]s)", Div: "__ddiv_rn(%[1]s, %[2]s)",
@@ -67,8 +68,18 @@ var Dialect = &cfamily.Dialect{
 	ShuffleXor: "__shfl_xor_sync(%[3]s, %[1]s, %[2]s)",
 	Shuffle:    "__shfl_sync(%[3]s, %[1]s, %[2]s)",
 	Dot:        "__dp4a((int)%[1]s, (int)%[2]s, 0)",
+	Native:     cudaNative,
 	Reserved: []string{"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
-		"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS"},
+		"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS",
+		"__fmaf_rn", "__expf", "exp2f", "__logf", "__log2f", "__sinf", "__cosf", "tanhf", "__powf", "rsqrtf"},
+}
+
+// cudaNative spells OpNative: CUDA's fast intrinsics (__expf, __logf, __sinf, __powf, ...)
+// where there is one, else the library function (exp2f, tanhf, rsqrtf). HIP uses the same names.
+var cudaNative = [ir.NativeCount]string{
+	ir.NativeExp: "__expf(%[1]s)", ir.NativeExp2: "exp2f(%[1]s)", ir.NativeLog: "__logf(%[1]s)",
+	ir.NativeLog2: "__log2f(%[1]s)", ir.NativeSin: "__sinf(%[1]s)", ir.NativeCos: "__cosf(%[1]s)",
+	ir.NativeTanh: "tanhf(%[1]s)", ir.NativePow: "__powf(%[1]s, %[2]s)", ir.NativeRsqrt: "rsqrtf(%[1]s)",
 }
 
 // Emit lowers k for CUDA (Caps) and prints it. Errors name the Go source position of the
@@ -97,6 +108,16 @@ var bareDecls = []struct{ name, text string }{
 	{"__dmul_rn", `static __device__ __forceinline__ double __dmul_rn(double a, double b) { double r; asm("mul.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }`},
 	{"__ddiv_rn", `static __device__ __forceinline__ double __ddiv_rn(double a, double b) { double r; asm("div.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }`},
 	{"__dsqrt_rn", `static __device__ __forceinline__ double __dsqrt_rn(double a) { double r; asm("sqrt.rn.f64 %0, %1;" : "=d"(r) : "d"(a)); return r; }`},
+	{"__fmaf_rn", `static __device__ __forceinline__ float __fmaf_rn(float a, float b, float c) { float r; asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(b), "f"(c)); return r; }`},
+	{"__expf", `static __device__ __forceinline__ float __expf(float x) { float r; asm("{ .reg .f32 t; mul.rn.f32 t, %1, 0f3FB8AA3B; ex2.approx.f32 %0, t; }" : "=f"(r) : "f"(x)); return r; }`},
+	{"exp2f", `static __device__ __forceinline__ float exp2f(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }`},
+	{"__log2f", `static __device__ __forceinline__ float __log2f(float x) { float r; asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }`},
+	{"__logf", `static __device__ __forceinline__ float __logf(float x) { float r; asm("{ .reg .f32 t; lg2.approx.f32 t, %1; mul.rn.f32 %0, t, 0f3F317218; }" : "=f"(r) : "f"(x)); return r; }`},
+	{"__sinf", `static __device__ __forceinline__ float __sinf(float x) { float r; asm("sin.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }`},
+	{"__cosf", `static __device__ __forceinline__ float __cosf(float x) { float r; asm("cos.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }`},
+	{"__powf", `static __device__ __forceinline__ float __powf(float x, float y) { float r; asm("{ .reg .f32 t; lg2.approx.f32 t, %1; mul.rn.f32 t, t, %2; ex2.approx.f32 %0, t; }" : "=f"(r) : "f"(x), "f"(y)); return r; }`},
+	{"tanhf", `static __device__ __forceinline__ float tanhf(float x) { float r; asm("{ .reg .f32 t; mul.rn.f32 t, %1, 0f4038AA3B; ex2.approx.f32 t, t; add.rn.f32 t, t, 0f3F800000; div.rn.f32 t, 0f40000000, t; sub.rn.f32 %0, 0f3F800000, t; }" : "=f"(r) : "f"(x)); return r; }`},
+	{"rsqrtf", `static __device__ __forceinline__ float rsqrtf(float x) { float r; asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }`},
 	{"fabsf", `static __device__ __forceinline__ float fabsf(float x) { return __builtin_fabsf(x); }`},
 	{"floorf", `static __device__ __forceinline__ float floorf(float x) { return __builtin_floorf(x); }`},
 	{"fabs", `static __device__ __forceinline__ double fabs(double x) { return __builtin_fabs(x); }`},

@@ -80,7 +80,7 @@ func CapsFor(arch string) (lower.Caps, error) {
 		return lower.Caps{}, err
 	}
 	_, dot := DotTable[base]
-	return lower.Caps{SubgroupSize: 32, DotI8x4: dot, Float16: true, AtomicFloatAdd: true}, nil
+	return lower.Caps{SubgroupSize: 32, DotI8x4: dot, Float16: true, ExactFma: true, AtomicFloatAdd: true}, nil
 }
 
 // DialectFor returns the HIP table of the C-family printer for an architecture (Generic: no
@@ -108,16 +108,26 @@ func DialectFor(arch string) (*cfamily.Dialect, error) {
 		Prelude:    prelude,
 		F16:        "_Float16",
 		HelperQual: "static __device__ __forceinline__",
-		F32:        cfamily.FloatOps{Sqrt: "sqrtf(%[1]s)", Floor: "floorf(%[1]s)", Abs: "fabsf(%[1]s)"},
+		F32:        cfamily.FloatOps{Sqrt: "sqrtf(%[1]s)", Floor: "floorf(%[1]s)", Abs: "fabsf(%[1]s)", Fma: "fmaf(%[1]s, %[2]s, %[3]s)"},
 		F64:        cfamily.FloatOps{Sqrt: "sqrt(%[1]s)", Floor: "floor(%[1]s)", Abs: "fabs(%[1]s)"},
 		F16Div:     "os_div_f16(%[1]s, %[2]s)",
 		Barrier:    "__syncthreads()",
 		ShuffleXor: "__shfl_xor(%[1]s, %[2]s)",
 		Shuffle:    "__shfl(%[1]s, %[2]s)",
 		Dot:        DotTable[base],
+		Native:     hipNative,
 		Reserved: []string{"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
-			"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS"},
+			"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS",
+			"fmaf", "__expf", "exp2f", "__logf", "__log2f", "__sinf", "__cosf", "tanhf", "__powf", "rsqrtf"},
 	}, nil
+}
+
+// hipNative spells OpNative: HIP's fast intrinsics (__expf, __logf, __sinf, __powf, ...) where
+// there is one, else the device library function (exp2f, tanhf, rsqrtf).
+var hipNative = [ir.NativeCount]string{
+	ir.NativeExp: "__expf(%[1]s)", ir.NativeExp2: "exp2f(%[1]s)", ir.NativeLog: "__logf(%[1]s)",
+	ir.NativeLog2: "__log2f(%[1]s)", ir.NativeSin: "__sinf(%[1]s)", ir.NativeCos: "__cosf(%[1]s)",
+	ir.NativeTanh: "tanhf(%[1]s)", ir.NativePow: "__powf(%[1]s, %[2]s)", ir.NativeRsqrt: "rsqrtf(%[1]s)",
 }
 
 // Emit lowers k for the gfx target arch (Generic for any AMD GPU) and prints it.

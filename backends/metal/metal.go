@@ -29,7 +29,7 @@ import (
 
 // Caps is what Metal offers the lowering: 32-lane SIMD-group shuffles and f16 arithmetic; no
 // packed int8 dot (it is unpacked into multiply-adds).
-var Caps = lower.Caps{SubgroupSize: 32, DotI8x4: false, Float16: true}
+var Caps = lower.Caps{SubgroupSize: 32, DotI8x4: false, Float16: true, ExactFma: true}
 
 // Dialect is the MSL table of the C-family printer.
 var Dialect = &cfamily.Dialect{
@@ -45,7 +45,12 @@ var Dialect = &cfamily.Dialect{
 	Prelude:    prelude,
 	F16:        "half",
 	HelperQual: "static inline",
-	F32:        cfamily.FloatOps{Sqrt: "sqrt(%[1]s)", Floor: "floor(%[1]s)", Abs: "fabs(%[1]s)"},
+	F32:        cfamily.FloatOps{Sqrt: "sqrt(%[1]s)", Floor: "floor(%[1]s)", Abs: "fabs(%[1]s)", Fma: "fma(%[1]s, %[2]s, %[3]s)"},
+	Native: [ir.NativeCount]string{
+		ir.NativeExp: "fast::exp(%[1]s)", ir.NativeExp2: "fast::exp2(%[1]s)", ir.NativeLog: "fast::log(%[1]s)",
+		ir.NativeLog2: "fast::log2(%[1]s)", ir.NativeSin: "fast::sin(%[1]s)", ir.NativeCos: "fast::cos(%[1]s)",
+		ir.NativeTanh: "fast::tanh(%[1]s)", ir.NativePow: "fast::pow(%[1]s, %[2]s)", ir.NativeRsqrt: "fast::rsqrt(%[1]s)",
+	},
 	Barrier:    "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)",
 	ShuffleXor: "simd_shuffle_xor(%[1]s, %[2]s)",
 	Shuffle:    "simd_shuffle(%[1]s, %[2]s)",
@@ -54,7 +59,7 @@ var Dialect = &cfamily.Dialect{
 		"atomic_fetch_add_explicit", "atomic_fetch_min_explicit", "atomic_fetch_max_explicit",
 		"atomic_exchange_explicit", "atomic_compare_exchange_weak_explicit",
 		"atomic_fetch_and_explicit", "atomic_fetch_or_explicit", "atomic_fetch_xor_explicit", "simd_shuffle",
-		"threadgroup_barrier", "simd_shuffle_xor", "as_type", "vec"},
+		"threadgroup_barrier", "simd_shuffle_xor", "as_type", "vec", "fma", "fast"},
 }
 
 // Emit lowers k for Metal (Caps) and prints it as MSL.

@@ -73,6 +73,13 @@ type Options struct {
 	// VK_KHR_shader_integer_dot_product, VK_EXT_subgroup_size_control) and runs modules
 	// emitted for that version's Env. Below 1.1 is an error.
 	APIVersion Version
+	// InstanceExtensions are instance extensions to enable besides the runtime's own, for
+	// example what a window library needs for a presentation surface
+	// (glfw.GetRequiredInstanceExtensions); one the loader lacks makes Open fail naming it.
+	InstanceExtensions []string
+	// DeviceExtensions are device extensions to enable besides the runtime's own (for
+	// presentation, VK_KHR_swapchain); one the device lacks makes Open fail naming it.
+	DeviceExtensions []string
 }
 
 // vkInst is a created VkInstance with its functions.
@@ -86,7 +93,7 @@ type vkInst struct {
 // createInstance creates an instance of the highest version up to 1.3 (and up to max, when
 // not 0) the loader offers, enabling VK_KHR_portability_enumeration where the loader has it
 // (MoltenVK).
-func createInstance(lib *vkLibrary, max Version) (*vkInst, error) {
+func createInstance(lib *vkLibrary, max Version, extra []string) (*vkInst, error) {
 	version := lib.instanceVersion()
 	if version < version11 {
 		return nil, unavailable("the Vulkan loader %q offers instance version %v; 1.1 or later is needed", lib.path, version)
@@ -109,10 +116,20 @@ func createInstance(lib *vkLibrary, max Version) (*vkInst, error) {
 		SType:            vkStructureTypeInstanceCreateInfo,
 		PApplicationInfo: unsafe.Pointer(app),
 	}
-	if lib.instanceExtensions()["VK_KHR_portability_enumeration"] {
-		names := []unsafe.Pointer{cstr("VK_KHR_portability_enumeration")}
+	var names []unsafe.Pointer
+	have := lib.instanceExtensions()
+	if have["VK_KHR_portability_enumeration"] {
+		names = append(names, cstr("VK_KHR_portability_enumeration"))
 		ci.Flags |= vkInstanceCreateEnumeratePortabilityBitKhr
-		ci.EnabledExtensionCount = 1
+	}
+	for _, x := range extra {
+		if !have[x] {
+			return nil, unavailable("the Vulkan loader %q lacks the instance extension %s", lib.path, x)
+		}
+		names = append(names, cstr(x))
+	}
+	if len(names) > 0 {
+		ci.EnabledExtensionCount = uint32(len(names))
 		ci.PpEnabledExtensionNames = unsafe.Pointer(&names[0])
 	}
 	in := &vkInst{lib: lib, version: version}
@@ -369,7 +386,7 @@ func withInstance(f func(in *vkInst, pds []*physDevice) error) error {
 	if err != nil {
 		return err
 	}
-	in, err := createInstance(lib, 0)
+	in, err := createInstance(lib, 0, nil)
 	if err != nil {
 		return err
 	}
@@ -476,7 +493,7 @@ func Open(opts Options) (*Device, error) {
 	if opts.APIVersion != 0 && opts.APIVersion < version11 {
 		return nil, fmt.Errorf("vulkan: Options.APIVersion %v: the runtime needs Vulkan 1.1 or later", opts.APIVersion)
 	}
-	in, err := createInstance(lib, opts.APIVersion)
+	in, err := createInstance(lib, opts.APIVersion, opts.InstanceExtensions)
 	if err != nil {
 		return nil, err
 	}
@@ -538,6 +555,7 @@ func (d *Device) open(opts Options) error {
 	if pd.extensions["VK_KHR_portability_subset"] {
 		exts = append(exts, "VK_KHR_portability_subset")
 	}
+	exts = append(exts, opts.DeviceExtensions...)
 	if len(exts) > 0 {
 		names := make([]unsafe.Pointer, len(exts))
 		for i, x := range exts {

@@ -303,6 +303,16 @@ func (g *irGen) make(t ir.Type) *ir.Inst {
 	if t == ir.TI32 {
 		ms = append(ms, func() *ir.Inst { return g.def(b.Op(ir.OpDotI8x4, t, g.val(ir.TU32), g.val(ir.TU32))) })
 	}
+	if t == ir.TF32 { // the device's own functions (an fma is lowered before emission: not here)
+		ms = append(ms, func() *ir.Inst {
+			f := ir.NativeFunc(g.intn(int(ir.NativeCount)))
+			args := []*ir.Inst{g.val(t)}
+			if f == ir.NativePow {
+				args = append(args, g.val(t))
+			}
+			return g.def(b.Add(&ir.Inst{Op: ir.OpNative, Type: t, Aux: uint64(f), Args: args}))
+		})
+	}
 	if t.Lanes == 1 && t.Scalar.Bits() == 32 && t.Scalar != ir.Bool {
 		ms = append(ms, func() *ir.Inst { return g.def(b.Op(ir.OpShuffleXor, t, g.val(t), g.val(ir.TU32))) })
 	}

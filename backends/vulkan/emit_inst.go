@@ -378,6 +378,17 @@ func (e *spvEmitter) inst(in *ir.Inst) {
 	case ir.OpReduce:
 		e.fail(e.errAt(in.Pos, "reduce.%s must be expanded by package lower before emission", ir.ReduceOp(in.Aux)))
 		return
+	case ir.OpFma:
+		// GLSL.std.450 Fma may round twice (Vulkan gives it the precision of a multiply and an
+		// add): the exact fma is lower.LegalizeFma's emulation (lower with Caps.ExactFma false).
+		e.fail(e.errAt(in.Pos, "fma must be legalized by package lower before emission (Vulkan's Fma is not exact)"))
+		return
+	case ir.OpNative:
+		if in.Aux >= uint64(ir.NativeCount) {
+			e.fail(e.errAt(in.Pos, "unknown native function %d", in.Aux))
+			return
+		}
+		res = e.ext(glslNative[in.Aux], e.typeOf(t), args...)
 	case ir.OpIf:
 		e.emitIf(in, args[0])
 		return
@@ -711,6 +722,13 @@ func (e *spvEmitter) convert(in *ir.Inst, v uint32) uint32 {
 		return e.op(spvOpConvertUToF, typ, v)
 	}
 	return e.op(spvOpBitcast, typ, v) // i32 <-> u32
+}
+
+// glslNative is the GLSL.std.450 instruction of each native function (ir.OpNative): the
+// device's own, inexact implementation.
+var glslNative = [ir.NativeCount]uint32{
+	ir.NativeExp: 27, ir.NativeExp2: 29, ir.NativeLog: 28, ir.NativeLog2: 30, ir.NativeSin: 13,
+	ir.NativeCos: 14, ir.NativeTanh: 21, ir.NativePow: 26, ir.NativeRsqrt: 32,
 }
 
 // checkShape rejects instructions whose operands, blocks or resource indices do not have the

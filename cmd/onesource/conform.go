@@ -78,7 +78,10 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	tty := isTerminal(stderr)
 	progress := func(done, total int, r conformance.Result) {
 		status := "ok"
-		if !r.BitExact {
+		switch {
+		case r.Inexact && r.Within:
+			status = fmt.Sprintf("inexact, max ULP %g", r.MaxULP)
+		case !r.BitExact:
 			status = "NOT BIT-EXACT"
 		}
 		if tty {

@@ -185,6 +185,17 @@ static inline double __ddiv_rn(double a, double b) { return a / b; }
 static inline double __dsqrt_rn(double a) { return __builtin_sqrt(a); }
 #endif
 
+// ---- fast (inexact) math intrinsics -------------------------------------------------------
+// The emulation evaluates them with the host's libm; it does not model a device's accuracy.
+
+static inline float __expf(float x) { return expf(x); }
+static inline float __logf(float x) { return logf(x); }
+static inline float __log2f(float x) { return log2f(x); }
+static inline float __sinf(float x) { return sinf(x); }
+static inline float __cosf(float x) { return cosf(x); }
+static inline float __powf(float x, float y) { return powf(x, y); }
+static inline float rsqrtf(float x) { return 1.0f / __builtin_sqrtf(x); }
+
 // ---- bit casts and conversions ------------------------------------------------------------
 
 static inline int __float_as_int(float x) { return ::oshost::bitcast<int>(x); }

@@ -250,7 +250,15 @@ OSHOST_MAP1(ceil, __builtin_ceil((double)x))
 OSHOST_MAP1(trunc, __builtin_trunc((double)x))
 OSHOST_MAP1(rint, __builtin_rint((double)x))
 OSHOST_MAP1(round, __builtin_round((double)x))
+OSHOST_MAP1(exp, __builtin_expf((float)x))
+OSHOST_MAP1(exp2, __builtin_exp2f((float)x))
+OSHOST_MAP1(log, __builtin_logf((float)x))
+OSHOST_MAP1(log2, __builtin_log2f((float)x))
+OSHOST_MAP1(sin, __builtin_sinf((float)x))
+OSHOST_MAP1(cos, __builtin_cosf((float)x))
+OSHOST_MAP1(tanh, __builtin_tanhf((float)x))
 OSHOST_MAP1(popcount, __builtin_popcountll((unsigned long long)x & (~0ull >> (64 - 8 * sizeof(T)))))
+OSHOST_MAP2(pow, __builtin_powf((float)x, (float)y))
 OSHOST_MAP2(fmin, oshost_fmin(x, y))
 OSHOST_MAP2(fmax, oshost_fmax(x, y))
 OSHOST_MAP2(min, is_float_like<T>::value ? oshost_fmin(x, y) : (y < x ? y : x))
@@ -305,9 +313,18 @@ inline T divide(T a, T b) {
 }
 }  // namespace precise
 namespace fast {
-// The emulation evaluates the fast forms exactly too; it does not model their looser accuracy.
+// The emulation evaluates the fast forms with the host's libm (exp, log, ...) and exactly (sqrt,
+// divide); it does not model a device's looser accuracy.
+using metal::cos;
+using metal::exp;
+using metal::exp2;
+using metal::log;
+using metal::log2;
+using metal::pow;
 using metal::rsqrt;
+using metal::sin;
 using metal::sqrt;
+using metal::tanh;
 template <class T>
 inline T divide(T a, T b) {
   return a / b;
