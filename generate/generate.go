@@ -41,6 +41,7 @@ import (
 	"strings"
 	"testing/fstest"
 
+	"github.com/onesource-go/onesource/backends/cpu"
 	"github.com/onesource-go/onesource/backends/cuda"
 	"github.com/onesource-go/onesource/backends/hip"
 	"github.com/onesource-go/onesource/backends/metal"
@@ -66,6 +67,7 @@ var Backends = map[string]Backend{
 	"cuda":   {Name: "cuda", Ext: ".cu", Emit: cfamilyEmitter(cuda.Emit, cuda.Caps)},
 	"hip":    {Name: "hip", Ext: ".hip", Emit: cfamilyEmitter(func(k *ir.Kernel) (string, error) { return hip.Emit(k, hip.Generic) }, mustCaps(hip.CapsFor(hip.Generic)))},
 	"metal":  {Name: "metal", Ext: ".metal", Emit: cfamilyEmitter(metal.Emit, metal.Caps)},
+	"cpu":    {Name: "cpu", Ext: cpu.FileExt, Emit: emitCPU},
 }
 
 // mustCaps is for lowering targets known at compile time (like regexp.MustCompile).
@@ -116,6 +118,13 @@ func emitSPIRV(k *ir.Kernel) ([]byte, prebuilt.Artifact, error) {
 		PushConstantSize: m.PushConstantSize, SubgroupSize: m.SubgroupSize, SharedBytes: m.SharedBytes,
 		Features: prebuilt.FeatureNames(m.Features),
 	}}, nil
+}
+
+// emitCPU writes the cpu backend's file: the kernel lowered for cpu.Caps, which package
+// prebuilt runs with the CPU executor.
+func emitCPU(k *ir.Kernel) ([]byte, prebuilt.Artifact, error) {
+	data, err := cpu.Emit(k)
+	return data, prebuilt.Artifact{}, err
 }
 
 // File is one generated file.

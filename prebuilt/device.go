@@ -3,8 +3,10 @@ package prebuilt
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sort"
 
+	"github.com/onesource-go/onesource/backends/cpu"
 	"github.com/onesource-go/onesource/backends/cuda"
 	"github.com/onesource-go/onesource/backends/hip"
 	"github.com/onesource-go/onesource/backends/vulkan"
@@ -33,6 +35,7 @@ var openers = map[string]opener{
 	"metal": func() (device, error) {
 		return nil, fmt.Errorf("unavailable: metal: package prebuilt has no Metal runtime (the .metal files are embedded for programs that run them on Apple systems)")
 	},
+	"cpu": func() (device, error) { return cpuDevice{}, nil },
 }
 
 // FeatureNames returns the names of the Vulkan features set in f, in a fixed order: what a
@@ -227,5 +230,30 @@ func (c *cfamilyDevice) load(k *Kernel, a *Artifact) (launch, error) {
 			args = append(args, uint32(len(host[i])/k.Buffers[i].ElemBytes))
 		}
 		return run(host, written(k), args, groups, k.Workgroup)
+	}, nil
+}
+
+// cpuDevice is the CPU executor (package backends/cpu): always available, it runs the kernel
+// file (the kernel lowered for cpu.Caps) on this machine's cores, in the caller's buffers.
+type cpuDevice struct{}
+
+func (cpuDevice) describe() (string, string) {
+	return "cpu executor (" + runtime.GOARCH + ")", "onesource backends/cpu, file format " + cpu.FileFormat + ", " + runtime.Version()
+}
+
+func (cpuDevice) close() {}
+
+func (cpuDevice) load(k *Kernel, a *Artifact) (launch, error) {
+	p, err := cpu.Load(a.Data())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.File, err)
+	}
+	low := p.Kernel()
+	if len(low.Buffers) != len(k.Buffers) || len(low.Params) != len(k.Params) || low.WorkgroupSize != k.Workgroup {
+		return nil, fmt.Errorf("%s: the file's kernel (%d buffers, %d parameters, workgroup %v) is not the generated file's description (%d, %d, %v): regenerate",
+			a.File, len(low.Buffers), len(low.Params), low.WorkgroupSize, len(k.Buffers), len(k.Params), k.Workgroup)
+	}
+	return func(host [][]byte, params []uint32, groups [3]uint32) error {
+		return p.Run(host, params, groups)
 	}, nil
 }

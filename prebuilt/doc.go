@@ -27,5 +27,8 @@
 //   - Vulkan runs the embedded SPIR-V as is (no compiler anywhere). CUDA and HIP compile the
 //     embedded source once per process with the driver's run-time compiler (NVRTC, hiprtc), which
 //     ship with the drivers; Metal files are embedded for programs that run them on Apple systems
-//     (this package has no Metal runtime).
+//     (this package has no Metal runtime). The cpu backend runs the embedded kernel file (the
+//     kernel lowered for the CPU executor, package backends/cpu) on this machine's cores, in the
+//     caller's buffers: it needs no driver and no compiler, so it is the last default backend and
+//     a program placed with the default order runs on a machine with no GPU driver at all.
 package prebuilt

@@ -205,7 +205,7 @@ func TestPlaceFollowsRegistry(t *testing.T) {
 	if !errors.As(err, &nb) {
 		t.Fatalf("failing cuda + hand vulkan: %v", err)
 	}
-	want := []string{"cuda: registry cell k/any/cuda is failing", "hip: unavailable: hip: not in this test", "vulkan: registry cell k/any/vulkan is hand: a hand-written kernel serves it", "metal: unavailable: metal"}
+	want := []string{"cuda: registry cell k/any/cuda is failing", "hip: unavailable: hip: not in this test", "vulkan: registry cell k/any/vulkan is hand: a hand-written kernel serves it", "metal: unavailable: metal", "cpu: not generated"}
 	if len(nb.Considered) != len(want) {
 		t.Fatalf("considered %q", nb.Considered)
 	}

@@ -13,8 +13,9 @@ import (
 
 // DefaultBackends is the order a Runtime tries backends in unless Options.Backends says
 // otherwise: native GPU runtimes first, then Vulkan (which also covers CPU drivers such as Mesa
-// lavapipe), then Metal (no runtime here: always passed over with the reason).
-var DefaultBackends = []string{"cuda", "hip", "vulkan", "metal"}
+// lavapipe), then Metal (no runtime here: always passed over with the reason), then the CPU
+// executor, which every machine has, so a program runs without any GPU driver.
+var DefaultBackends = []string{"cuda", "hip", "vulkan", "metal", "cpu"}
 
 // Options configure a Runtime.
 type Options struct {

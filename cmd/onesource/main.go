@@ -1,7 +1,7 @@
 // Command onesource builds DSL kernels for every backend, runs the conformance suite and reports
 // what this machine can do.
 //
-//	onesource gen [-backends vulkan,cuda,hip,metal|all] -o DIR PACKAGE...   write every kernel
+//	onesource gen [-backends vulkan,cuda,hip,metal,cpu|all] -o DIR PACKAGE... write every kernel
 //	onesource conform [-op ..] [-type ..] [-backend ..] [-json FILE]         the conformance matrix
 //	onesource gate [-manifest FILE] [-registry FILE] [filters]               verify, then flip cells
 //	onesource tune [-op ..] [-type ..] [-shape S] [-tuning FILE]             search schedules for speed

@@ -12,17 +12,19 @@ import (
 
 // onesourceFiles holds the generated kernel files.
 //
+//go:embed onesource/axpy.cpu.json
 //go:embed onesource/axpy.cu
 //go:embed onesource/axpy.hip
 //go:embed onesource/axpy.metal
 //go:embed onesource/axpy.spv
+//go:embed onesource/rms_norm.cpu.json
 //go:embed onesource/rms_norm.cu
 //go:embed onesource/rms_norm.hip
 //go:embed onesource/rms_norm.metal
 //go:embed onesource/rms_norm.spv
 var onesourceFiles embed.FS
 
-// Generated is this package's kernels (axpy, rms_norm) built by onesource gen for cuda, hip, metal, vulkan.
+// Generated is this package's kernels (axpy, rms_norm) built by onesource gen for cpu, cuda, hip, metal, vulkan.
 // It is registered with package prebuilt at init; place a kernel with prebuilt.Runtime.
 var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFiles, []prebuilt.Kernel{
 	{
@@ -39,6 +41,7 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 			{Name: "n", Type: "u32"},
 		},
 		Artifacts: []prebuilt.Artifact{
+			{Backend: "cpu", File: "onesource/axpy.cpu.json", SHA256: "914eeea9a1c54e3e8fad9fb844f43ec268620f09286757ffe3d4a973f6184b44"},
 			{Backend: "cuda", File: "onesource/axpy.cu", SHA256: "3857f6f775926988b937059b07da734514600840b6454c14eace991198ebc53e"},
 			{Backend: "hip", File: "onesource/axpy.hip", SHA256: "63dcbf1225cecb287f5f26298646712aff951a4c6faed1cf4b97d802e382b79c"},
 			{Backend: "metal", File: "onesource/axpy.metal", SHA256: "8aa8655648000ee2708f68489fc233f3dfd3ce214ececded559a9df45cf2447a"},
@@ -62,6 +65,7 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 			{Name: "weighted", Type: "u32"},
 		},
 		Artifacts: []prebuilt.Artifact{
+			{Backend: "cpu", File: "onesource/rms_norm.cpu.json", SHA256: "fe236ffda9c7619c09e89da33fee1503179705fb09dd1fe62ee8db08385b67b8"},
 			{Backend: "cuda", File: "onesource/rms_norm.cu", SHA256: "22edecd2a49b456acacdb95bf3197a3c5b110e051a9fb768731a0cae09fa7dc0"},
 			{Backend: "hip", File: "onesource/rms_norm.hip", SHA256: "3d2190ee90552205da9c34886635f9c23bd8d830e99ece644c394b313f3682d5"},
 			{Backend: "metal", File: "onesource/rms_norm.metal", SHA256: "b413e4002994c86930200d30a609fdc79690de5a1ede1cd85c2eb9d5146d03b9"},
