@@ -3,10 +3,11 @@
 # loader and headers, Mesa's lavapipe (a real Vulkan 1.3 driver on the CPU), SPIR-V tools,
 # glslc, C/C++ compilers (struct-layout test, host execution), clang-16 (CUDA to PTX) and
 # Debian's ROCm 5.2 (hipcc, libamdhip64, device libraries: HIP to AMDGPU), chromium (the reports
-# are rendered and screenshotted headless in the tests), and the Go modules.
+# are rendered and screenshotted headless in the tests), Xvfb and the X11/GL headers GLFW builds
+# against (examples/window's headless test), and the Go modules.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-pkgs=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-tools spirv-tools glslc gcc g++ clang-16 hipcc libamdhip64-dev rocm-device-libs chromium)
+pkgs=(mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-tools spirv-tools glslc gcc g++ clang-16 hipcc libamdhip64-dev rocm-device-libs chromium xvfb libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxxf86vm-dev libgl-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,3 +19,4 @@ fi
 cd "$(dirname "$0")/.."
 go mod download
 (cd examples/generate && go mod download)
+(cd examples/window && go mod download)
