@@ -25,12 +25,14 @@ const (
 	testW      = 320
 	testH      = 240
 	testFrames = 12
+	// The window is resized to testW2 x testH2 halfway through the test's frames.
+	testW2, testH2 = 200, 150
 	// updateFrames are run for the screenshot (-update), so that the pattern has grown.
 	updateFrames = 250
 )
 
 // TestWindowFrames opens the window (under Xvfb when DISPLAY is unset), runs testFrames frames
-// on the Vulkan device, reads back every presented swapchain image (a transfer-source copy of
+// on the Vulkan device (resizing the window halfway), reads back every presented swapchain image (a transfer-source copy of
 // the image after the buffer was copied into it) and compares the first and the last, byte
 // for byte, with referenceFrame: the same frames computed in plain Go from the kernels'
 // definitions.
@@ -57,7 +59,11 @@ func TestWindowFrames(t *testing.T) {
 		t.Skip("the surface's swapchain images cannot be transfer sources: no read-back")
 	}
 
-	var readBack *vulkan.Buffer
+	// Big enough for any window on the Xvfb screen; Present reads back Size() pixels, packed.
+	readBack, err := v.dev.NewBuffer(4 * 1024 * 768)
+	if err != nil {
+		t.Fatal(err)
+	}
 	frames := testFrames
 	if *update {
 		frames = updateFrames
@@ -68,14 +74,10 @@ func TestWindowFrames(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d of %d frames presented in 2 minutes", presented, frames)
 		}
-		w, h := v.pres.Size()
-		if readBack == nil || readBack.Size() != 4*w*h {
-			if readBack != nil {
-				readBack.Release()
-			}
-			if readBack, err = v.dev.NewBuffer(4 * max(w*h, 1)); err != nil {
-				t.Fatal(err)
-			}
+		if presented == frames/2 && !*update {
+			// Halfway, resize the window: the swapchain is recreated and the last frame is
+			// compared at the new size.
+			v.win.SetSize(testW2, testH2)
 		}
 		ok, err := v.frame(readBack)
 		if err != nil {
@@ -85,6 +87,7 @@ func TestWindowFrames(t *testing.T) {
 			continue
 		}
 		presented++
+		w, h := v.pres.Size()
 		if presented != 1 && presented != frames {
 			continue
 		}
@@ -98,6 +101,9 @@ func TestWindowFrames(t *testing.T) {
 			t.Fatalf("frame %d (%dx%d): pixel (%d, %d) = % x, want % x", presented, w, h, p%w, p/w, got[4*p:4*p+4], want[4*p:4*p+4])
 		}
 		t.Logf("frame %d (%d steps, %dx%d): %d bytes equal to the reference", presented, presented*stepsPerFrame, w, h, len(got))
+		if presented == frames && !*update && (w != testW2 || h != testH2) {
+			t.Errorf("after the resize the swapchain is %dx%d, want %dx%d", w, h, testW2, testH2)
+		}
 		if presented == frames && *update {
 			writePNG(t, filepath.Join("..", "..", "docs", "window.png"), got, w, h, v.pres.BGRA())
 		}
