@@ -1,6 +1,10 @@
 package dsl
 
-import "math"
+import (
+	"math"
+
+	"github.com/onesource-go/onesource/ir"
+)
 
 // Collective names the operation of a subgroup reduction or scan.
 type Collective uint8
@@ -284,4 +288,27 @@ func (s Subgroup) poison(v Value) Value {
 		return Value{}
 	}
 	return s.k.poison(v.Type(), callerPos())
+}
+
+// NativeSum is the device's own sum over the cluster (subgroupAdd, a warp reduce): a declared
+// inexact fast path. Where the target runs a reduction over exactly W lanes natively (a Vulkan
+// device with subgroup arithmetic whose pipeline subgroup is W lanes), the device chooses the
+// order of the f32 additions, so the bits may differ from Sum's; everywhere else it is lowered
+// to Sum's canonical butterfly and gives Sum's bits. Integer sums are exact either way. Report
+// f32 results that use it as inexact (kernels.Tolerance), never as bit-exact.
+func (s Subgroup) NativeSum(v Value) Value { return s.native("Subgroup.NativeSum", ir.ReduceSum, v) }
+
+// NativeMax is the device's own maximum over the cluster (see NativeSum). The maximum of
+// non-NaN values does not depend on the order; with NaNs the device's rule applies.
+func (s Subgroup) NativeMax(v Value) Value { return s.native("Subgroup.NativeMax", ir.ReduceMax, v) }
+
+func (s Subgroup) native(name string, op ir.ReduceOp, v Value) Value {
+	c := OpSum
+	if op == ir.ReduceMax {
+		c = OpMax
+	}
+	if !s.check(name, c, v) {
+		return s.poison(v)
+	}
+	return s.k.emit(&ir.Inst{Op: ir.OpSubgroupReduce, Type: v.Type(), Args: []*ir.Inst{v.in}, Aux: uint64(op), Ref: s.w, Pos: callerPos()})
 }

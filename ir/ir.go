@@ -82,6 +82,10 @@ const (
 	OpDotI8x4    // Args: [a u32, b u32]: signed 4 x i8 packed dot product, i32 result, non-saturating
 	OpShuffleXor // Args: [value, mask u32]: value of lane (lane ^ mask) of the subgroup
 	OpShuffle    // Args: [value, lane u32]: value of that lane of the subgroup (any lane, per invocation)
+	// OpSubgroupReduce: Args [value]; Aux = ReduceOp; Ref = cluster width W: the device's own
+	// reduction over each cluster of W lanes, in an order the device chooses (declared inexact
+	// for f32 sums; lowered to the canonical butterfly where the target has no native one).
+	OpSubgroupReduce
 	OpReduce     // Args: [value]; Aux = ReduceOp: canonical workgroup reduction (expanded by lower)
 	OpFma        // Args: [a, b, c] f32 scalars: a*b+c exact, rounded once (emulated by lower where inexact)
 	OpNative     // Args: [x] or [x, y] (NativePow) f32 scalars; Aux = NativeFunc: the device's own function, inexact
@@ -106,7 +110,7 @@ var opNames = [...]string{
 	OpEq: "eq", OpNe: "ne", OpLt: "lt", OpLe: "le", OpGt: "gt", OpGe: "ge",
 	OpSelect: "select", OpConvert: "convert", OpBitcast: "bitcast",
 	OpCompose: "compose", OpExtract: "extract",
-	OpDotI8x4: "dot_i8x4", OpShuffleXor: "shuffle_xor", OpShuffle: "shuffle", OpReduce: "reduce",
+	OpDotI8x4: "dot_i8x4", OpShuffleXor: "shuffle_xor", OpShuffle: "shuffle", OpSubgroupReduce: "subgroup_reduce", OpReduce: "reduce",
 	OpFma: "fma", OpNative: "native",
 	OpIf: "if", OpLoop: "loop", OpBreak: "break", OpContinue: "continue", OpReturn: "return",
 	OpBarrier: "barrier",

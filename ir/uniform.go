@@ -86,7 +86,7 @@ func (u *uniformity) block(b *Block, cause *Inst) (loopExit, retExit *Inst) {
 			default:
 				u.set(in)
 			}
-		case OpAtomic, OpShuffleXor, OpShuffle:
+		case OpAtomic, OpShuffleXor, OpShuffle, OpSubgroupReduce:
 			u.set(in)
 		case OpLoad:
 			if in.Mem == MemVar {

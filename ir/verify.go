@@ -426,6 +426,19 @@ func (v *verifier) typeCheck(in *Inst) string {
 		if arg(0) != TU32 || arg(1) != TU32 || t != TI32 {
 			return fmt.Sprintf("takes packed u32, u32 -> i32; got %s, %s -> %s", arg(0), arg(1), t)
 		}
+	case OpSubgroupReduce:
+		if m := v.argTypes(in, 1); m != "" {
+			return m
+		}
+		if ReduceOp(in.Aux) > ReduceMax {
+			return fmt.Sprintf("unknown reduction %d", in.Aux)
+		}
+		if in.Ref < 1 || in.Ref > 32 || in.Ref&(in.Ref-1) != 0 {
+			return fmt.Sprintf("cluster width %d is not a power of two from 1 to 32", in.Ref)
+		}
+		if arg(0).Lanes != 1 || !(arg(0).Scalar == F32 || arg(0).Scalar == I32 || arg(0).Scalar == U32) || t != arg(0) {
+			return fmt.Sprintf("reduces an f32, i32 or u32 scalar; got %s -> %s", arg(0), t)
+		}
 	case OpShuffleXor, OpShuffle:
 		if m := v.argTypes(in, 2); m != "" {
 			return m

@@ -72,6 +72,8 @@ func TestVerify(t *testing.T) {
 		{"atomic max f32", kernel(i, x, &ir.Inst{Op: ir.OpAtomic, Type: ir.TF32, Mem: ir.MemShared, Ref: 0, Aux: uint64(ir.AtomicMax), Args: []*ir.Inst{i, x}, Pos: here}), "needs i32 or u32"},
 		{"atomic xor f32", kernel(i, x, &ir.Inst{Op: ir.OpAtomic, Type: ir.TF32, Mem: ir.MemShared, Ref: 0, Aux: uint64(ir.AtomicXor), Args: []*ir.Inst{i, x}, Pos: here}), "needs i32 or u32"},
 		{"shuffle lane", kernel(u, x, op(ir.OpShuffle, ir.TF32, x, u)), ""},
+		{"subgroup reduce", kernel(x, &ir.Inst{Op: ir.OpSubgroupReduce, Type: ir.TF32, Args: []*ir.Inst{x}, Aux: uint64(ir.ReduceSum), Ref: 8, Pos: here}), ""},
+		{"subgroup reduce width", kernel(x, &ir.Inst{Op: ir.OpSubgroupReduce, Type: ir.TF32, Args: []*ir.Inst{x}, Aux: uint64(ir.ReduceMax), Ref: 6, Pos: here}), "not a power of two"},
 		{"shuffle lane type", kernel(u, x, op(ir.OpShuffle, ir.TF32, x, x)), "by a u32 mask or lane"},
 		{"out of scope", kernel(u, ucmp, ifInst, op(ir.OpAdd, ir.TF32, inner, inner)), "not in scope"},
 		{"use before def", kernel(op(ir.OpNeg, ir.TF32, x), x), "not in scope"},

@@ -82,7 +82,7 @@ func CSE(k *ir.Kernel) {
 
 func cseable(in *ir.Inst) bool {
 	switch in.Op {
-	case ir.OpLoad, ir.OpStore, ir.OpAtomic, ir.OpShuffleXor, ir.OpShuffle, ir.OpReduce, ir.OpIf, ir.OpLoop,
+	case ir.OpLoad, ir.OpStore, ir.OpAtomic, ir.OpShuffleXor, ir.OpShuffle, ir.OpSubgroupReduce, ir.OpReduce, ir.OpIf, ir.OpLoop,
 		ir.OpBreak, ir.OpContinue, ir.OpReturn, ir.OpBarrier:
 		return false
 	}

@@ -325,7 +325,7 @@ func DeadCode(k *ir.Kernel) {
 
 func pure(in *ir.Inst) bool {
 	switch in.Op {
-	case ir.OpAtomic, ir.OpReduce, ir.OpShuffleXor, ir.OpShuffle:
+	case ir.OpAtomic, ir.OpReduce, ir.OpShuffleXor, ir.OpShuffle, ir.OpSubgroupReduce:
 		return false
 	}
 	return len(in.Blocks) == 0

@@ -32,6 +32,11 @@ type Caps struct {
 	// AtomicFloatAdd: the target has a native f32 atomic add on buffers and shared arrays;
 	// without it, LegalizeAtomics rewrites f32 atomic adds into compare-exchange loops.
 	AtomicFloatAdd bool
+	// SubgroupArithmetic: the target has native subgroup reductions over its whole subgroup
+	// (SPIR-V GroupNonUniformArithmetic); an OpSubgroupReduce whose cluster is exactly
+	// SubgroupSize lanes is then left for the emitter, every other one is expanded into the
+	// canonical butterfly (LegalizeSubgroupReduce).
+	SubgroupArithmetic bool
 }
 
 // Pass is one step of the lowering.
@@ -47,6 +52,7 @@ var Passes = []Pass{
 	{"reduce", ExpandReductions},
 	{"legalize-dot", LegalizeDot},
 	{"legalize-atomics", LegalizeAtomics},
+	{"legalize-subgroup-reduce", LegalizeSubgroupReduce},
 	{"legalize-types", LegalizeTypes},
 	{"legalize-f16", LegalizeF16},
 	{"legalize-fma", LegalizeFma},

@@ -9,7 +9,8 @@ import (
 // CheckShuffles refuses a kernel whose shuffles need wider subgroups than the target has: an
 // OpShuffleXor with a constant mask m reads lane (lane ^ m), which exists only in subgroups of
 // more than m lanes (dsl.Subgroup's collectives of width W use masks up to W/2). When the
-// target's subgroup size is unknown (Caps.SubgroupSize 0 or 1) the kernel passes; MinSubgroup
+// target's subgroup size is unknown (Caps.SubgroupSize 0 or 1) the kernel passes; an
+// OpSubgroupReduce over clusters of W lanes needs W lanes the same way. MinSubgroup
 // tells a runtime what to require of the device.
 func CheckShuffles(k *ir.Kernel, c Caps) error {
 	if c.SubgroupSize <= 1 {
@@ -25,6 +26,9 @@ func CheckShuffles(k *ir.Kernel, c Caps) error {
 				err = fmt.Errorf("%s: kernel %s needs subgroups of at least %d lanes (a shuffle across lane distance %d), this target has %d", in.Pos, k.Name, minLanes(m), m, c.SubgroupSize)
 			}
 		}
+		if in.Op == ir.OpSubgroupReduce && in.Ref > c.SubgroupSize {
+			err = fmt.Errorf("%s: kernel %s needs subgroups of at least %d lanes (a subgroup reduction over clusters of %d), this target has %d", in.Pos, k.Name, in.Ref, in.Ref, c.SubgroupSize)
+		}
 		return true
 	})
 	return err
@@ -38,6 +42,9 @@ func MinSubgroup(k *ir.Kernel) int {
 		if in.Op == ir.OpShuffleXor && len(in.Args) == 2 && in.Args[1].Op == ir.OpConst {
 			n = max(n, minLanes(uint32(in.Args[1].Aux)))
 		}
+		if in.Op == ir.OpSubgroupReduce {
+			n = max(n, in.Ref)
+		}
 		return true
 	})
 	return n
@@ -50,4 +57,45 @@ func minLanes(m uint32) int {
 		n *= 2
 	}
 	return n
+}
+
+// LegalizeSubgroupReduce expands every OpSubgroupReduce the target cannot run natively (see
+// Caps.SubgroupArithmetic) into the canonical xor butterfly over its cluster: at strides 1, 2,
+// ..., W/2 each lane combines its value with its partner's as op(lower lane's, higher lane's)
+// (dsl.Subgroup's order), so such a target gives the exact, device-independent bits.
+func LegalizeSubgroupReduce(k *ir.Kernel, c Caps) error {
+	rewrite(k.Body, func(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
+		if in.Op != ir.OpSubgroupReduce || (c.SubgroupArithmetic && in.Ref == c.SubgroupSize) {
+			return append(out, in)
+		}
+		g := &gen{out: out, pos: in.Pos}
+		t := in.Type
+		op := ir.OpAdd
+		if ir.ReduceOp(in.Aux) == ir.ReduceMax {
+			op = ir.OpMax
+		}
+		v := in.Args[0]
+		var lane *ir.Inst
+		for s := 1; s < in.Ref; s *= 2 {
+			y := g.op(ir.OpShuffleXor, t, v, g.konst(ir.TU32, float64(s)))
+			if op == ir.OpAdd || t.Scalar != ir.F32 {
+				v = g.op(op, t, v, y)
+				continue
+			}
+			if lane == nil {
+				lane = g.add(&ir.Inst{Op: ir.OpBuiltin, Type: ir.TU32, Aux: uint64(ir.SubgroupLane)})
+			}
+			low := g.op(ir.OpEq, ir.TBool, g.op(ir.OpAnd, ir.TU32, lane, g.konst(ir.TU32, float64(s))), g.konst(ir.TU32, 0))
+			v = g.op(op, t, g.op(ir.OpSelect, t, low, v, y), g.op(ir.OpSelect, t, low, y, v))
+		}
+		name := in.Name
+		if v == in.Args[0] { // W = 1
+			v = g.op(ir.OpBitcast, t, v)
+		}
+		*in = *v
+		in.Name = name
+		g.out[len(g.out)-1] = in
+		return g.out
+	})
+	return nil
 }

@@ -28,6 +28,7 @@ func CapsFor(info DeviceInfo) lower.Caps {
 	}
 	if info.Features.SubgroupShuffle && sg > 1 && sg&(sg-1) == 0 {
 		c.SubgroupSize = int(sg)
+		c.SubgroupArithmetic = info.Features.SubgroupArithmetic
 	}
 	return c
 }

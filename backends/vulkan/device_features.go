@@ -95,6 +95,11 @@ var features = []featureDesc{
 		field:     func(f *Features) *bool { return &f.SubgroupBasic },
 		supported: func(_ *featureChain, sg subgroupProps) bool { return sg.has(vkSubgroupFeatureBasicBit) },
 	},
+	{
+		name: "SubgroupArithmetic", vk: "VkPhysicalDeviceVulkan11Properties.subgroupSupportedOperations ARITHMETIC in compute", property: true,
+		field:     func(f *Features) *bool { return &f.SubgroupArithmetic },
+		supported: func(_ *featureChain, sg subgroupProps) bool { return sg.has(vkSubgroupFeatureArithmeticBit) },
+	},
 }
 
 // featureList names the features set in f, e.g. "Int8, IntegerDotProduct".

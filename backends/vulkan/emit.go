@@ -341,6 +341,8 @@ func (e *spvEmitter) module() *Module {
 		IntegerDotProduct: c[spvCapDotProduct],
 		SubgroupShuffle:   c[spvCapGroupNonUniformShuffle],
 		SubgroupBasic:     c[spvCapGroupNonUniform],
+
+		SubgroupArithmetic: c[spvCapGroupNonUniformArithmetic],
 	}
 	return mod
 }

@@ -371,6 +371,27 @@ func (e *spvEmitter) inst(in *ir.Inst) {
 		m.capability(spvCapGroupNonUniform)
 		m.capability(spvCapGroupNonUniformShuffle)
 		res = e.op(spvOpGroupNonUniformShuffleXor, e.typeOf(t), m.constU32(spvScopeSubgroup), args[0], args[1])
+	case ir.OpSubgroupReduce:
+		// The device's own reduction over the whole subgroup (lower leaves only clusters of
+		// exactly the pipeline's subgroup size here); GroupOperation Reduce = 0.
+		if e.opts.SubgroupSize == 0 || uint32(in.Ref) != e.opts.SubgroupSize {
+			e.fail(e.errAt(in.Pos, "subgroup reduction over clusters of %d lanes needs a pipeline with subgroups of exactly %d (package lower expands the others)", in.Ref, in.Ref))
+			return
+		}
+		m.capability(spvCapGroupNonUniform)
+		m.capability(spvCapGroupNonUniformArithmetic)
+		op := spvOpGroupNonUniformFAdd
+		switch {
+		case ir.ReduceOp(in.Aux) == ir.ReduceSum && t.Scalar != ir.F32:
+			op = spvOpGroupNonUniformIAdd
+		case ir.ReduceOp(in.Aux) == ir.ReduceMax && t.Scalar == ir.F32:
+			op = spvOpGroupNonUniformFMax
+		case ir.ReduceOp(in.Aux) == ir.ReduceMax && t.Scalar == ir.I32:
+			op = spvOpGroupNonUniformSMax
+		case ir.ReduceOp(in.Aux) == ir.ReduceMax:
+			op = spvOpGroupNonUniformUMax
+		}
+		res = e.op(op, e.typeOf(t), m.constU32(spvScopeSubgroup), 0, args[0])
 	case ir.OpShuffle:
 		m.capability(spvCapGroupNonUniform)
 		m.capability(spvCapGroupNonUniformShuffle)
@@ -739,7 +760,7 @@ func (e *spvEmitter) checkShape(in *ir.Inst) error {
 	switch in.Op {
 	case ir.OpConst, ir.OpBuiltin, ir.OpParam, ir.OpLen, ir.OpLoop, ir.OpBreak, ir.OpContinue, ir.OpReturn, ir.OpBarrier:
 		nargs = 0
-	case ir.OpNeg, ir.OpNot, ir.OpAbs, ir.OpSqrt, ir.OpFloor, ir.OpConvert, ir.OpBitcast, ir.OpExtract, ir.OpReduce:
+	case ir.OpNeg, ir.OpNot, ir.OpAbs, ir.OpSqrt, ir.OpFloor, ir.OpConvert, ir.OpBitcast, ir.OpExtract, ir.OpReduce, ir.OpSubgroupReduce:
 		nargs = 1
 	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMin, ir.OpMax, ir.OpAnd, ir.OpOr, ir.OpXor,
 		ir.OpShl, ir.OpShr, ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpDotI8x4, ir.OpShuffleXor, ir.OpShuffle:

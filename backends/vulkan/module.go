@@ -13,6 +13,9 @@ type Features struct {
 	IntegerDotProduct bool // VkPhysicalDeviceVulkan13Features.shaderIntegerDotProduct
 	SubgroupShuffle   bool // VkPhysicalDeviceVulkan11Properties.subgroupSupportedOperations has SHUFFLE (a property)
 	SubgroupBasic     bool // subgroupSupportedOperations has BASIC (a property)
+	// SubgroupArithmetic: subgroupSupportedOperations has ARITHMETIC (a property): native
+	// subgroup reductions (dsl.Subgroup's Native* calls).
+	SubgroupArithmetic bool
 }
 
 // Binding describes one storage buffer of a module: descriptor set 0, binding = its index in

@@ -123,6 +123,11 @@ const (
 	spvOpUnreachable               spvOp = 255
 	spvOpModuleProcessed           spvOp = 330
 	spvOpGroupNonUniformShuffle    spvOp = 345
+	spvOpGroupNonUniformIAdd       spvOp = 349
+	spvOpGroupNonUniformFAdd       spvOp = 350
+	spvOpGroupNonUniformSMax       spvOp = 356
+	spvOpGroupNonUniformUMax       spvOp = 357
+	spvOpGroupNonUniformFMax       spvOp = 358
 	spvOpGroupNonUniformShuffleXor spvOp = 346
 	spvOpSDot                      spvOp = 4450
 )
@@ -155,6 +160,7 @@ const (
 	spvCapInt8                        spvCap = 39
 	spvCapGroupNonUniform             spvCap = 61
 	spvCapGroupNonUniformShuffle      spvCap = 65
+	spvCapGroupNonUniformArithmetic   spvCap = 63
 	spvCapStorageBuffer16BitAccess    spvCap = 4433
 	spvCapStorageBuffer8BitAccess     spvCap = 4448
 	spvCapDotProductInput4x8BitPacked spvCap = 6018
