@@ -43,10 +43,48 @@
 // followed by lines naming the backend, the lowering target and the build flags the numeric
 // contract needs, then the dialect's prelude, the helper definitions the kernel uses (all named
 // os_*), and the kernel. Inside the kernel, shared arrays and variables are declared first
-// (`T name;`), then every IR value with a result is one `const T name = expr;` whose name is the
-// IR value's name made a valid, unique identifier, else v<N> with N the value's number in the IR
-// text form (%N). Constants and kernel parameters are written in place as literals and
-// parameter names. Loops print as
+// (`T name;`), then every IR value with a result that is not written in place is one
+// `const T name = expr;` whose name is the IR value's name made a valid, unique identifier, else
+// v<N> with N the value's number in the IR text form (%N). Constants and kernel parameters are
+// written in place as literals and parameter names.
+//
+// A value with one use is written in place, inside its user's expression, when that keeps the
+// evaluation exactly as the IR orders it:
+//
+//   - the value has no name of its own (named values keep their declarations), is a scalar,
+//     and its user is in the same block and names it once (not min/max, an i32 abs, a vector
+//     operation or an atomic, whose text repeats or may repeat an operand);
+//   - pure operations (arithmetic, comparisons, conversions, selects, builtins, the packed dot)
+//     move freely within the block: they read no memory and never trap;
+//   - a buffer or shared load moves only when nothing between it and its user writes buffer or
+//     shared memory, runs an atomic, a barrier or a shuffle, or branches, and never into an
+//     operand evaluated conditionally (a select's arms, the right side of && and ||);
+//   - where float + - * / are C operators (HIP and MSL), a float operation's folded operands are
+//     only loads and conversions from integers: a*b+c never forms within one expression, so the
+//     text contracts no more than before even if a build left contraction on. CUDA's
+//     __fadd_rn etc. are calls and nest freely;
+//   - one statement holds at most a handful of operations (integer arithmetic through unsigned
+//     and f16 through f32 count double); past that the largest operands are declared.
+//
+// A load of a variable reads the variable by its name at each use when no store to it can run
+// in between (`acc = acc ^ in[i];` rather than a copy), and a store `x = x + e` or `x = x - e`
+// on u32 is written `x += e;`.
+//
+// Loops print as plain C where the IR allows, with the same meaning:
+//
+//   - a body that begins with `if (c) break;`, after instructions that are all written in
+//     place, has the condition in the header: `while (!c)`, with an integer comparison or a
+//     not inverted (i >= n becomes i < n) and a float comparison left negated, as NaN needs;
+//   - a continuing block of nothing but values written in place and variable stores is the
+//     update of `for (init; cond; update)`, which C runs on continue as the IR runs the
+//     continuing block; when the store right before the loop sets a variable used nowhere
+//     but in the loop and the update stores it, the for declares it. A dsl.For reads like its Go
+//     call: `for (unsigned int i = start; i < end; i += step)`;
+//   - without a continuing block the loop is `while (cond)` or `for (;;)`; a continuing block no
+//     continue reaches is printed at the end of the body.
+//
+// Otherwise (a continuing block that is not one expression, reached by a continue) the loop
+// keeps the general form
 //
 //	for (bool loopN_first = true;; loopN_first = false) {
 //		if (!loopN_first) {
@@ -55,13 +93,13 @@
 //		<body>
 //	}
 //
-// (or `for (;;) { <body> }` when the continuing block is empty) so a C `continue` runs the
-// continuing block; break, continue and return are the C statements; code after a terminator
-// is omitted. If the kernel reads a buffer's length (OpLen), the buffer's element count is an
-// extra trailing `unsigned int <buffer>_len` argument (CUDA, HIP) or `uint <buffer>_len` member of
-// the parameter struct (MSL), in buffer order after the user's parameters. The kernel body is
-// indented one tab per nesting level up to 64 levels; code nested deeper stays at 64 tabs, so
-// the text grows linearly with the kernel however deep its control flow nests.
+// so a C `continue` runs the continuing block. break, continue and return are the C statements;
+// code after a terminator is omitted. If the kernel reads a buffer's length (OpLen), the
+// buffer's element count is an extra trailing `unsigned int <buffer>_len` argument (CUDA, HIP)
+// or `uint <buffer>_len` member of the parameter struct (MSL), in buffer order after the user's
+// parameters. The kernel body is indented one tab per nesting level up to 64 levels; code nested
+// deeper stays at 64 tabs, so the text grows linearly with the kernel however deep its control
+// flow nests.
 //
 // CUDA and HIP (FamilyCUDA): `extern "C" __global__ void __launch_bounds__(<lanes>) <name>(...)`
 // with the buffers as `T*` (`const T*` when read-only) in order, then the parameters as float,

@@ -61,6 +61,17 @@ type printer struct {
 	varNames    []string
 	paramsType  string // MSL: the parameter struct's name
 
+	// The printing plan (fold.go).
+	pre         map[*ir.Inst]int // preorder number of every instruction: its index in info
+	info        []instInfo
+	stack       []int // collect: the current index in each enclosing block
+	loops       map[*ir.Inst]*loopPlan
+	absorbed    map[*ir.Inst]bool // variable stores printed as a for statement's declaration
+	forVars     map[int]bool      // variables declared by a for statement
+	varStores   [][]int           // per variable: preorder numbers of its stores
+	varAccess   [][]int           // per variable: preorder numbers of its loads and stores
+	hasContinue map[*ir.Inst]bool // loops a continue targets
+
 	cur   ir.Pos // the position of the instruction being printed
 	body  strings.Builder
 	ind   int
@@ -141,6 +152,7 @@ func (p *printer) run() (string, error) {
 	if p.err != nil {
 		return "", p.err
 	}
+	p.plan()
 	p.ind = 1
 	p.kernelLocals()
 	p.block(k.Body)
@@ -286,6 +298,9 @@ func (p *printer) kernelLocals() {
 		p.line("%s %s %s[%d];", qual, p.typeName(s.Elem, s.Pos), p.sharedNames[i], s.Len)
 	}
 	for i, x := range p.k.Vars {
+		if p.forVars[i] {
+			continue // declared by its for statement
+		}
 		p.line("%s %s;", p.typeName(x.Type, x.Pos), p.varNames[i])
 	}
 }
@@ -354,15 +369,48 @@ func (p *printer) signature(out *strings.Builder) {
 
 // Blocks and control flow.
 
-func (p *printer) block(b *ir.Block) {
-	for _, in := range b.Insts {
+func (p *printer) block(b *ir.Block) { p.blockFrom(b, 0) }
+
+// blockFrom prints b.Insts[start:] and reports whether it ended at a terminator.
+func (p *printer) blockFrom(b *ir.Block, start int) bool {
+	for _, in := range b.Insts[start:] {
 		if p.err != nil {
-			return
+			return false
 		}
-		p.inst(in)
+		p.stmt(in)
 		if in.Op.IsTerminator() {
-			return // what follows never runs
+			return true // what follows never runs
 		}
+	}
+	return false
+}
+
+// stmt prints one instruction of a block, following the plan: a variable load read by the
+// variable's name and a store absorbed into a for statement print nothing.
+func (p *printer) stmt(in *ir.Inst) {
+	switch {
+	case p.absorbed[in]:
+		p.cur = in.Pos
+	case p.substituted(in):
+		p.cur = in.Pos
+		p.vals[in] = &value{t: in.Type, name: p.varNames[in.Ref]}
+	case p.compound(in):
+		p.cur = in.Pos
+		p.line("%s;", p.assign(in))
+	default:
+		p.inst(in)
+	}
+}
+
+// silently prints instructions the plan says write no text (their values are written where
+// they are used); any text they write is an internal error.
+func (p *printer) silently(insts []*ir.Inst) {
+	mark := p.body.Len()
+	for _, in := range insts {
+		p.stmt(in)
+	}
+	if p.body.Len() != mark {
+		p.errAt(ir.Pos{}, "internal printer error: a loop header's instructions wrote text")
 	}
 }
 
@@ -383,10 +431,8 @@ func (p *printer) control(in *ir.Inst) {
 		}
 		p.line("}")
 	case ir.OpLoop:
-		if len(in.Blocks[1].Insts) == 0 {
-			p.line("for (;;) {")
-			p.nested(in.Blocks[0])
-			p.line("}")
+		if pl := p.loops[in]; pl != nil && !pl.general {
+			p.plainLoop(in, pl)
 			return
 		}
 		var flag string
@@ -416,10 +462,131 @@ func (p *printer) control(in *ir.Inst) {
 	}
 }
 
+// plainLoop prints a loop as `for (;;)`, `while (cond)` or `for (init; cond; update)` (see
+// fold.go for when each applies).
+func (p *printer) plainLoop(in *ir.Inst, pl *loopPlan) {
+	body, cont := in.Blocks[0], in.Blocks[1]
+	start := 0
+	var cond, update, init string
+	if pl.cond != nil {
+		p.silently(body.Insts[:pl.condAt])
+		c := pl.cond.Args[0]
+		if pl.breakOn {
+			cond = p.negate(c)
+		} else {
+			cond = strip(p.lane(c, 0))
+		}
+		start = pl.condAt + 1
+	}
+	if pl.update {
+		update = p.update(cont)
+	}
+	if st := pl.init; st != nil {
+		x := p.k.Vars[st.Ref]
+		init = fmt.Sprintf("%s %s = %s", p.typeName(x.Type, x.Pos), p.varNames[st.Ref], strip(p.whole(st.Args[0])))
+	}
+	p.cur = in.Pos
+	switch {
+	case init != "" || update != "":
+		h := "for (" + init + ";"
+		if cond != "" {
+			h += " " + cond
+		}
+		h += ";"
+		if update != "" {
+			h += " " + update
+		}
+		p.line("%s) {", h)
+	case cond != "":
+		p.line("while (%s) {", cond)
+	default:
+		p.line("for (;;) {")
+	}
+	p.ind++
+	ended := p.blockFrom(body, start)
+	if pl.tail && !ended {
+		p.block(cont)
+	}
+	p.ind--
+	p.line("}")
+}
+
+// negate returns the condition !c, inverting a folded not or integer comparison in place.
+func (p *printer) negate(c *ir.Inst) string {
+	if p.folded(c) && len(c.Args) > 0 && c.Args[0].Type.Lanes == 1 {
+		a := c.Args[0]
+		inv := map[ir.Op]string{ir.OpEq: "!=", ir.OpNe: "==", ir.OpLt: ">=", ir.OpLe: ">", ir.OpGt: "<=", ir.OpGe: "<"}
+		switch s := a.Type.Scalar; {
+		case c.Op == ir.OpNot && s == ir.Bool:
+			return strip(p.lane(a, 0))
+		case c.Op.IsCompare() && (s == ir.I32 || s == ir.U32 || (s == ir.Bool && (c.Op == ir.OpEq || c.Op == ir.OpNe))):
+			return p.lane(a, 0) + " " + inv[c.Op] + " " + p.lane(c.Args[1], 0)
+		}
+	}
+	x := p.lane(c, 0)
+	if x[0] == '(' && strip(x) == x {
+		x = "(" + x + ")" // a cast
+	}
+	return "!" + x
+}
+
+// update returns the continuing block cont (folded values and variable stores only) as one
+// comma expression of assignments; `x = x + e` on u32 is written `x += e`.
+func (p *printer) update(cont *ir.Block) string {
+	mark := p.body.Len()
+	var parts []string
+	for _, in := range cont.Insts {
+		if in.Op != ir.OpStore {
+			p.stmt(in)
+			continue
+		}
+		p.cur = in.Pos
+		parts = append(parts, p.assign(in))
+	}
+	if p.body.Len() != mark {
+		p.errAt(ir.Pos{}, "internal printer error: a loop's update wrote text")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// compound reports whether the variable store in is `x = x + e` or `x = x - e` on u32 with
+// the load of x read by name: `x += e` says the same (unsigned arithmetic wraps either way).
+func (p *printer) compound(in *ir.Inst) bool {
+	if in.Op != ir.OpStore || in.Mem != ir.MemVar || len(in.Args) != 1 {
+		return false
+	}
+	v := in.Args[0]
+	if (v.Op != ir.OpAdd && v.Op != ir.OpSub) || v.Type != ir.TU32 || !p.folded(v) {
+		return false
+	}
+	l := v.Args[0]
+	return l.Op == ir.OpLoad && l.Mem == ir.MemVar && l.Ref == in.Ref && p.substituted(l)
+}
+
+// assign returns the variable store in as a C assignment without the semicolon.
+func (p *printer) assign(in *ir.Inst) string {
+	name := p.varNames[in.Ref]
+	v := in.Args[len(in.Args)-1]
+	if p.compound(in) {
+		op := map[ir.Op]string{ir.OpAdd: " += ", ir.OpSub: " -= "}[v.Op]
+		return name + op + strip(p.lane(v.Args[1], 0))
+	}
+	x := p.whole(v)
+	if elem := p.k.Vars[in.Ref].Type; elem.Scalar.Widened() != elem.Scalar {
+		x = p.cast(elem, x)
+	}
+	return name + " = " + strip(x)
+}
+
 // Values.
 
 // decl declares in's value as `const T name = expr;`.
+// A value the plan folds is kept as its expression, written where it is used.
 func (p *printer) decl(in *ir.Inst, expr string) {
+	if p.folded(in) {
+		p.vals[in] = &value{t: in.Type, lit: []string{expr}}
+		return
+	}
 	name := p.valueName(in)
 	p.line("const %s %s = %s;", p.typeName(in.Type, in.Pos), name, strip(expr))
 	p.vals[in] = &value{t: in.Type, name: name}

@@ -36,100 +36,33 @@ extern "C" __global__ void __launch_bounds__(64) q8_dot(const unsigned int* wq, 
 	const unsigned int lane = threadIdx.x;
 	acc = -0.0f;
 	acc_2 = -0.0f;
-	const unsigned int v16 = lane * 2u;
-	i = v16;
+	i = lane * 2u;
 	slot = 0u;
-	for (;;) {
-		const unsigned int i_2 = i;
-		const bool v18 = i_2 < nb;
-		const bool v19 = !v18;
-		if (v19) {
-			break;
-		}
-		const unsigned int slot_2 = slot;
-		const unsigned int i_3 = i;
-		const unsigned int v22 = row * nb;
-		const unsigned int v23 = v22 + i_3;
+	while (i < nb) {
+		const unsigned int v23 = (row * nb) + i;
 		const unsigned int w_base = v23 * 8u;
-		const unsigned int x_base = i_3 * 8u;
-		const unsigned int v26 = wq[w_base];
-		const unsigned int v27 = xq[x_base];
-		const int v28 = __dp4a((int)v26, (int)v27, 0);
-		const unsigned int v29 = w_base + 1u;
-		const unsigned int v30 = wq[v29];
-		const unsigned int v31 = x_base + 1u;
-		const unsigned int v32 = xq[v31];
-		const int v33 = __dp4a((int)v30, (int)v32, 0);
-		const int v34 = (int)((unsigned int)v28 + (unsigned int)v33);
-		const unsigned int v35 = w_base + 2u;
-		const unsigned int v36 = wq[v35];
-		const unsigned int v37 = x_base + 2u;
-		const unsigned int v38 = xq[v37];
-		const int v39 = __dp4a((int)v36, (int)v38, 0);
-		const int v40 = (int)((unsigned int)v34 + (unsigned int)v39);
-		const unsigned int v41 = w_base + 3u;
-		const unsigned int v42 = wq[v41];
-		const unsigned int v43 = x_base + 3u;
-		const unsigned int v44 = xq[v43];
-		const int v45 = __dp4a((int)v42, (int)v44, 0);
-		const int v46 = (int)((unsigned int)v40 + (unsigned int)v45);
-		const unsigned int v47 = w_base + 4u;
-		const unsigned int v48 = wq[v47];
-		const unsigned int v49 = x_base + 4u;
-		const unsigned int v50 = xq[v49];
-		const int v51 = __dp4a((int)v48, (int)v50, 0);
-		const int v52 = (int)((unsigned int)v46 + (unsigned int)v51);
-		const unsigned int v53 = w_base + 5u;
-		const unsigned int v54 = wq[v53];
-		const unsigned int v55 = x_base + 5u;
-		const unsigned int v56 = xq[v55];
-		const int v57 = __dp4a((int)v54, (int)v56, 0);
-		const int v58 = (int)((unsigned int)v52 + (unsigned int)v57);
-		const unsigned int v59 = w_base + 6u;
-		const unsigned int v60 = wq[v59];
-		const unsigned int v61 = x_base + 6u;
-		const unsigned int v62 = xq[v61];
-		const int v63 = __dp4a((int)v60, (int)v62, 0);
-		const int v64 = (int)((unsigned int)v58 + (unsigned int)v63);
-		const unsigned int v65 = w_base + 7u;
-		const unsigned int v66 = wq[v65];
-		const unsigned int v67 = x_base + 7u;
-		const unsigned int v68 = xq[v67];
-		const int v69 = __dp4a((int)v66, (int)v68, 0);
-		const int v70 = (int)((unsigned int)v64 + (unsigned int)v69);
-		const __half v71 = wd[v23];
-		const float v72 = (float)v71;
-		const __half v73 = xd[i_3];
-		const float v74 = (float)v73;
-		const float d = __fmul_rn(v72, v74);
-		const float v76 = (float)v70;
-		const float v77 = __fmul_rn(d, v76);
-		const float acc_3 = acc;
-		const bool v79 = slot_2 == 1u;
-		const float acc_4 = acc_2;
-		const float v81 = v79 ? acc_4 : acc_3;
-		const float v82 = __fadd_rn(v81, v77);
-		const bool v83 = slot_2 == 0u;
-		const float acc_5 = acc;
-		const float v85 = v83 ? v82 : acc_5;
-		acc = v85;
-		const float acc_6 = acc_2;
-		const float v87 = v79 ? v82 : acc_6;
-		acc_2 = v87;
-		const unsigned int slot_3 = slot;
-		const bool v89 = slot_3 == 1u;
-		const unsigned int i_4 = i;
-		const unsigned int v91 = v89 ? 127u : 1u;
-		const unsigned int v92 = i_4 + v91;
-		i = v92;
-		const unsigned int slot_4 = slot;
-		const unsigned int v94 = slot_4 + 1u;
-		const unsigned int v95 = v89 ? 0u : v94;
-		slot = v95;
+		const unsigned int x_base = i * 8u;
+		const int v33 = __dp4a((int)wq[w_base + 1u], (int)xq[x_base + 1u], 0);
+		const int v34 = (int)((unsigned int)__dp4a((int)wq[w_base], (int)xq[x_base], 0) + (unsigned int)v33);
+		const int v39 = __dp4a((int)wq[w_base + 2u], (int)xq[x_base + 2u], 0);
+		const int v45 = __dp4a((int)wq[w_base + 3u], (int)xq[x_base + 3u], 0);
+		const int v46 = (int)((unsigned int)(int)((unsigned int)v34 + (unsigned int)v39) + (unsigned int)v45);
+		const int v51 = __dp4a((int)wq[w_base + 4u], (int)xq[x_base + 4u], 0);
+		const int v57 = __dp4a((int)wq[w_base + 5u], (int)xq[x_base + 5u], 0);
+		const int v58 = (int)((unsigned int)(int)((unsigned int)v46 + (unsigned int)v51) + (unsigned int)v57);
+		const int v63 = __dp4a((int)wq[w_base + 6u], (int)xq[x_base + 6u], 0);
+		const int v69 = __dp4a((int)wq[w_base + 7u], (int)xq[x_base + 7u], 0);
+		const float d = __fmul_rn((float)wd[v23], (float)xd[i]);
+		const float v76 = (float)(int)((unsigned int)(int)((unsigned int)v58 + (unsigned int)v63) + (unsigned int)v69);
+		const bool v79 = slot == 1u;
+		const float v82 = __fadd_rn((v79 ? acc_2 : acc), __fmul_rn(d, v76));
+		acc = (slot == 0u) ? v82 : acc;
+		acc_2 = v79 ? v82 : acc_2;
+		const bool v89 = slot == 1u;
+		i += v89 ? 127u : 1u;
+		slot = v89 ? 0u : (slot + 1u);
 	}
-	const float acc_7 = acc;
-	const float acc_8 = acc_2;
-	const float v98 = __fadd_rn(acc_7, acc_8);
+	const float v98 = __fadd_rn(acc, acc_2);
 	const float v99 = __shfl_xor_sync(0xffffffffu, v98, 1);
 	const float v100 = __fadd_rn(v98, v99);
 	const float v101 = __shfl_xor_sync(0xffffffffu, v100, 2);
@@ -140,19 +73,15 @@ extern "C" __global__ void __launch_bounds__(64) q8_dot(const unsigned int* wq, 
 	const float v106 = __fadd_rn(v104, v105);
 	const float v107 = __shfl_xor_sync(0xffffffffu, v106, 16);
 	const float v108 = __fadd_rn(v106, v107);
-	const unsigned int v109 = lane & 31u;
-	const bool v110 = v109 == 0u;
-	if (v110) {
-		const unsigned int v111 = lane >> 5u;
-		reduce_f32[v111] = v108;
+	if ((lane & 31u) == 0u) {
+		reduce_f32[lane >> 5u] = v108;
 	}
 	__syncthreads();
 	const float v112 = reduce_f32[0u];
 	const float v113 = reduce_f32[1u];
 	__syncthreads();
 	const float total = __fadd_rn(v112, v113);
-	const bool v115 = lane == 0u;
-	if (v115) {
+	if (lane == 0u) {
 		out[row] = total;
 	}
 }

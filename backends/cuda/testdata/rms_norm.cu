@@ -35,9 +35,8 @@ extern "C" __global__ void __launch_bounds__(64) rms_norm(const float* x, float*
 	unsigned int slot;
 	unsigned int i_2;
 	unsigned int slot_2;
-	const unsigned int v2 = blockIdx.x;
 	const unsigned int lane = threadIdx.x;
-	const unsigned int row = v2 * n;
+	const unsigned int row = blockIdx.x * n;
 	acc = -0.0f;
 	acc_2 = -0.0f;
 	acc_3 = -0.0f;
@@ -45,60 +44,21 @@ extern "C" __global__ void __launch_bounds__(64) rms_norm(const float* x, float*
 	const unsigned int v17 = lane * 4u;
 	i = v17;
 	slot = 0u;
-	for (;;) {
-		const unsigned int i_3 = i;
-		const bool v19 = i_3 < n;
-		const bool v20 = !v19;
-		if (v20) {
-			break;
-		}
-		const unsigned int slot_3 = slot;
-		const unsigned int i_4 = i;
-		const unsigned int v23 = row + i_4;
-		const float v24 = x[v23];
-		const float v25 = __fmul_rn(v24, v24);
-		const float acc_5 = acc;
-		const bool v27 = slot_3 == 1u;
-		const float acc_6 = acc_2;
-		const float v29 = v27 ? acc_6 : acc_5;
-		const bool v30 = slot_3 == 2u;
-		const float acc_7 = acc_3;
-		const float v32 = v30 ? acc_7 : v29;
-		const bool v33 = slot_3 == 3u;
-		const float acc_8 = acc_4;
-		const float v35 = v33 ? acc_8 : v32;
-		const float v36 = __fadd_rn(v35, v25);
-		const bool v37 = slot_3 == 0u;
-		const float acc_9 = acc;
-		const float v39 = v37 ? v36 : acc_9;
-		acc = v39;
-		const float acc_10 = acc_2;
-		const float v41 = v27 ? v36 : acc_10;
-		acc_2 = v41;
-		const float acc_11 = acc_3;
-		const float v43 = v30 ? v36 : acc_11;
-		acc_3 = v43;
-		const float acc_12 = acc_4;
-		const float v45 = v33 ? v36 : acc_12;
-		acc_4 = v45;
-		const unsigned int slot_4 = slot;
-		const bool v47 = slot_4 == 3u;
-		const unsigned int i_5 = i;
-		const unsigned int v49 = v47 ? 253u : 1u;
-		const unsigned int v50 = i_5 + v49;
-		i = v50;
-		const unsigned int slot_5 = slot;
-		const unsigned int v52 = slot_5 + 1u;
-		const unsigned int v53 = v47 ? 0u : v52;
-		slot = v53;
+	while (i < n) {
+		const float v24 = x[row + i];
+		const bool v27 = slot == 1u;
+		const bool v30 = slot == 2u;
+		const bool v33 = slot == 3u;
+		const float v36 = __fadd_rn((v33 ? acc_4 : (v30 ? acc_3 : (v27 ? acc_2 : acc))), __fmul_rn(v24, v24));
+		acc = (slot == 0u) ? v36 : acc;
+		acc_2 = v27 ? v36 : acc_2;
+		acc_3 = v30 ? v36 : acc_3;
+		acc_4 = v33 ? v36 : acc_4;
+		const bool v47 = slot == 3u;
+		i += v47 ? 253u : 1u;
+		slot = v47 ? 0u : (slot + 1u);
 	}
-	const float acc_13 = acc;
-	const float acc_14 = acc_2;
-	const float acc_15 = acc_3;
-	const float acc_16 = acc_4;
-	const float v58 = __fadd_rn(acc_13, acc_14);
-	const float v59 = __fadd_rn(acc_15, acc_16);
-	const float v60 = __fadd_rn(v58, v59);
+	const float v60 = __fadd_rn(__fadd_rn(acc, acc_2), __fadd_rn(acc_3, acc_4));
 	const float v61 = __shfl_xor_sync(0xffffffffu, v60, 1);
 	const float v62 = __fadd_rn(v60, v61);
 	const float v63 = __shfl_xor_sync(0xffffffffu, v62, 2);
@@ -109,45 +69,23 @@ extern "C" __global__ void __launch_bounds__(64) rms_norm(const float* x, float*
 	const float v68 = __fadd_rn(v66, v67);
 	const float v69 = __shfl_xor_sync(0xffffffffu, v68, 16);
 	const float v70 = __fadd_rn(v68, v69);
-	const unsigned int v71 = lane & 31u;
-	const bool v72 = v71 == 0u;
-	if (v72) {
-		const unsigned int v73 = lane >> 5u;
-		reduce_f32[v73] = v70;
+	if ((lane & 31u) == 0u) {
+		reduce_f32[lane >> 5u] = v70;
 	}
 	__syncthreads();
 	const float v74 = reduce_f32[0u];
 	const float v75 = reduce_f32[1u];
 	__syncthreads();
 	const float sum = __fadd_rn(v74, v75);
-	const float v77 = (float)n;
-	const float mean = __fdiv_rn(sum, v77);
-	const float v79 = __fadd_rn(mean, eps);
-	const float v80 = __fsqrt_rn(v79);
-	const float scale = __fdiv_rn(1.0f, v80);
+	const float mean = __fdiv_rn(sum, (float)n);
+	const float scale = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(mean, eps)));
 	i_2 = v17;
 	slot_2 = 0u;
-	for (;;) {
-		const unsigned int i_6 = i_2;
-		const bool v83 = i_6 < n;
-		const bool v84 = !v83;
-		if (v84) {
-			break;
-		}
-		const unsigned int i_7 = i_2;
-		const unsigned int v86 = row + i_7;
-		const float v87 = x[v86];
-		const float v88 = __fmul_rn(v87, scale);
-		y[v86] = v88;
-		const unsigned int slot_6 = slot_2;
-		const bool v90 = slot_6 == 3u;
-		const unsigned int i_8 = i_2;
-		const unsigned int v92 = v90 ? 253u : 1u;
-		const unsigned int v93 = i_8 + v92;
-		i_2 = v93;
-		const unsigned int slot_7 = slot_2;
-		const unsigned int v95 = slot_7 + 1u;
-		const unsigned int v96 = v90 ? 0u : v95;
-		slot_2 = v96;
+	while (i_2 < n) {
+		const unsigned int v86 = row + i_2;
+		y[v86] = __fmul_rn(x[v86], scale);
+		const bool v90 = slot_2 == 3u;
+		i_2 += v90 ? 253u : 1u;
+		slot_2 = v90 ? 0u : (slot_2 + 1u);
 	}
 }

@@ -34,9 +34,8 @@ kernel void rms_norm(
 	uint slot;
 	uint i_2;
 	uint slot_2;
-	const uint v2 = wgid.x;
 	const uint lane_ = lidx;
-	const uint row = v2 * params.n;
+	const uint row = wgid.x * params.n;
 	acc = -0.0f;
 	acc_2 = -0.0f;
 	acc_3 = -0.0f;
@@ -44,59 +43,24 @@ kernel void rms_norm(
 	const uint v17 = lane_ * 4u;
 	i = v17;
 	slot = 0u;
-	for (;;) {
-		const uint i_3 = i;
-		const bool v19 = i_3 < params.n;
-		const bool v20 = !v19;
-		if (v20) {
-			break;
-		}
-		const uint slot_3 = slot;
-		const uint i_4 = i;
-		const uint v23 = row + i_4;
-		const float v24 = x[v23];
+	while (i < params.n) {
+		const float v24 = x[row + i];
 		const float v25 = v24 * v24;
-		const float acc_5 = acc;
-		const bool v27 = slot_3 == 1u;
-		const float acc_6 = acc_2;
-		const float v29 = v27 ? acc_6 : acc_5;
-		const bool v30 = slot_3 == 2u;
-		const float acc_7 = acc_3;
-		const float v32 = v30 ? acc_7 : v29;
-		const bool v33 = slot_3 == 3u;
-		const float acc_8 = acc_4;
-		const float v35 = v33 ? acc_8 : v32;
+		const bool v27 = slot == 1u;
+		const bool v30 = slot == 2u;
+		const bool v33 = slot == 3u;
+		const float v35 = v33 ? acc_4 : (v30 ? acc_3 : (v27 ? acc_2 : acc));
 		const float v36 = v35 + v25;
-		const bool v37 = slot_3 == 0u;
-		const float acc_9 = acc;
-		const float v39 = v37 ? v36 : acc_9;
-		acc = v39;
-		const float acc_10 = acc_2;
-		const float v41 = v27 ? v36 : acc_10;
-		acc_2 = v41;
-		const float acc_11 = acc_3;
-		const float v43 = v30 ? v36 : acc_11;
-		acc_3 = v43;
-		const float acc_12 = acc_4;
-		const float v45 = v33 ? v36 : acc_12;
-		acc_4 = v45;
-		const uint slot_4 = slot;
-		const bool v47 = slot_4 == 3u;
-		const uint i_5 = i;
-		const uint v49 = v47 ? 253u : 1u;
-		const uint v50 = i_5 + v49;
-		i = v50;
-		const uint slot_5 = slot;
-		const uint v52 = slot_5 + 1u;
-		const uint v53 = v47 ? 0u : v52;
-		slot = v53;
+		acc = (slot == 0u) ? v36 : acc;
+		acc_2 = v27 ? v36 : acc_2;
+		acc_3 = v30 ? v36 : acc_3;
+		acc_4 = v33 ? v36 : acc_4;
+		const bool v47 = slot == 3u;
+		i += v47 ? 253u : 1u;
+		slot = v47 ? 0u : (slot + 1u);
 	}
-	const float acc_13 = acc;
-	const float acc_14 = acc_2;
-	const float acc_15 = acc_3;
-	const float acc_16 = acc_4;
-	const float v58 = acc_13 + acc_14;
-	const float v59 = acc_15 + acc_16;
+	const float v58 = acc + acc_2;
+	const float v59 = acc_3 + acc_4;
 	const float v60 = v58 + v59;
 	const float v61 = simd_shuffle_xor(v60, 1);
 	const float v62 = v60 + v61;
@@ -108,45 +72,24 @@ kernel void rms_norm(
 	const float v68 = v66 + v67;
 	const float v69 = simd_shuffle_xor(v68, 16);
 	const float v70 = v68 + v69;
-	const uint v71 = lane_ & 31u;
-	const bool v72 = v71 == 0u;
-	if (v72) {
-		const uint v73 = lane_ >> 5u;
-		reduce_f32[v73] = v70;
+	if ((lane_ & 31u) == 0u) {
+		reduce_f32[lane_ >> 5u] = v70;
 	}
 	threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device);
 	const float v74 = reduce_f32[0u];
 	const float v75 = reduce_f32[1u];
 	threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device);
 	const float sum = v74 + v75;
-	const float v77 = float(params.n);
-	const float mean = sum / v77;
-	const float v79 = mean + params.eps;
-	const float v80 = sqrt(v79);
+	const float mean = sum / float(params.n);
+	const float v80 = sqrt((mean + params.eps));
 	const float scale = 1.0f / v80;
 	i_2 = v17;
 	slot_2 = 0u;
-	for (;;) {
-		const uint i_6 = i_2;
-		const bool v83 = i_6 < params.n;
-		const bool v84 = !v83;
-		if (v84) {
-			break;
-		}
-		const uint i_7 = i_2;
-		const uint v86 = row + i_7;
-		const float v87 = x[v86];
-		const float v88 = v87 * scale;
-		y[v86] = v88;
-		const uint slot_6 = slot_2;
-		const bool v90 = slot_6 == 3u;
-		const uint i_8 = i_2;
-		const uint v92 = v90 ? 253u : 1u;
-		const uint v93 = i_8 + v92;
-		i_2 = v93;
-		const uint slot_7 = slot_2;
-		const uint v95 = slot_7 + 1u;
-		const uint v96 = v90 ? 0u : v95;
-		slot_2 = v96;
+	while (i_2 < params.n) {
+		const uint v86 = row + i_2;
+		y[v86] = x[v86] * scale;
+		const bool v90 = slot_2 == 3u;
+		i_2 += v90 ? 253u : 1u;
+		slot_2 = v90 ? 0u : (slot_2 + 1u);
 	}
 }
