@@ -73,15 +73,14 @@ type viewer struct {
 
 // newViewer opens a width x height window, the Vulkan device with what presenting to it needs,
 // the presenter and the simulation. Whatever was created is released when it fails.
-func newViewer(width, height, device int) (v *viewer, err error) {
+func newViewer(width, height, device int) (_ *viewer, err error) {
 	if err := glfw.Init(); err != nil {
 		return nil, err
 	}
-	v = &viewer{}
+	v := &viewer{}
 	defer func() {
 		if err != nil {
-			v.close()
-			v = nil
+			v.close() // v itself: the named result is nil on these paths
 		}
 	}()
 	if !glfw.VulkanSupported() {
