@@ -84,7 +84,7 @@ func newViewer(width, height, device int) (_ *viewer, err error) {
 		}
 	}()
 	if !glfw.VulkanSupported() {
-		return nil, errors.New("GLFW found no Vulkan loader with presentation support")
+		return nil, errors.New("GLFW reports no Vulkan support (no loader with presentation support, or GLFW did not initialize: see its log above)")
 	}
 	glfw.WindowHint(glfw.ClientAPI, glfw.NoAPI)
 	glfw.WindowHint(glfw.Resizable, glfw.True)
