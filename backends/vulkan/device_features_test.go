@@ -22,6 +22,8 @@ var wantVkFeature = map[string]string{
 	"IntegerDotProduct": "VkPhysicalDeviceVulkan13Features.shaderIntegerDotProduct",
 	"SubgroupShuffle":   "",
 	"SubgroupBasic":     "",
+	// SubgroupArithmetic is a property too.
+	"SubgroupArithmetic": "",
 }
 
 // wantOlder is where a feature lives on a device used below the version that made it core (the

@@ -276,6 +276,7 @@ func featureNames(f vulkan.Features) string {
 	add(f.IntegerDotProduct, "IntegerDotProduct")
 	add(f.SubgroupShuffle, "SubgroupShuffle")
 	add(f.SubgroupBasic, "SubgroupBasic")
+	add(f.SubgroupArithmetic, "SubgroupArithmetic")
 	return "{" + strings.Join(s, " ") + "}"
 }
 
