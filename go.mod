@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/ebitengine/purego v0.11.3
+	github.com/gogpu/naga v0.19.0
 	github.com/klauspost/cpuid/v2 v2.4.2
 	golang.org/x/tools v0.52.0
 )

@@ -51,6 +51,9 @@ func Targets() []Target {
 			cp := *c
 			t = &cp
 		}
+		if w, ok := t.(*WebGPU); ok {
+			t = &WebGPU{Options: w.Options}
+		}
 		out = append(out, t)
 	}
 	return out

@@ -1,0 +1,150 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/backends/webgpu"
+	"github.com/onesource-go/onesource/backends/webgpu/nagacheck"
+	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/lower"
+)
+
+func init() {
+	extraTargets = append(extraTargets, &WebGPU{})
+}
+
+// WebGPU runs cells through the WGSL emitter (package backends/webgpu) and a second,
+// independent compiler: E the WGSL module is emitted, V naga (github.com/gogpu/naga, package
+// backends/webgpu/nagacheck) parses and validates it and spirv-val accepts naga's SPIR-V of it,
+// X naga's SPIR-V runs on the first Vulkan device (Mesa lavapipe on a machine without a GPU).
+// That X is not a WebGPU implementation: it is the WGSL text, compiled by another compiler than
+// onesource's, executed; every result says so.
+//
+// The zero WebGPU emits each kernel with webgpu.OptionsFor (core WGSL, or WGSL with the
+// subgroups extension for a kernel that uses subgroups itself), in checked mode: the cell's kernel is
+// bounds-checked (lower.RunChecked) and a run whose kernel records an out-of-bounds access
+// fails. A kernel WGSL cannot express under the options fails with the emitter's capability
+// error, which names the kernel's Go line.
+type WebGPU struct {
+	// Options choose the WGSL extensions (zero: core WGSL).
+	Options webgpu.Options
+	// Unchecked turns checked mode off: the kernel runs as production emits it.
+	Unchecked bool
+
+	dev *vulkan.Device
+}
+
+// SetChecked implements Checker; call it before Open.
+func (w *WebGPU) SetChecked(on bool) { w.Unchecked = !on }
+
+// Name implements Target.
+func (w *WebGPU) Name() string { return "webgpu" }
+
+// Open implements Target: it opens a Vulkan device to run naga's SPIR-V on.
+func (w *WebGPU) Open() error {
+	if err := vulkan.Available(); err != nil {
+		return fmt.Errorf("unavailable: webgpu runs naga's SPIR-V on Vulkan: %w", err)
+	}
+	d, err := vulkan.Open(vulkan.Options{})
+	if err != nil {
+		return fmt.Errorf("unavailable: webgpu runs naga's SPIR-V on Vulkan: %w", err)
+	}
+	w.dev = d
+	return nil
+}
+
+// Close implements Target.
+func (w *WebGPU) Close() {
+	if w.dev != nil {
+		w.dev.Close()
+		w.dev = nil
+	}
+}
+
+// SubgroupSize is the subgroup size the lowering assumes (0 for core WGSL).
+func (w *WebGPU) SubgroupSize() int { return w.Options.Caps().SubgroupSize }
+
+// Run implements Target.
+func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcome {
+	var o Outcome
+	var chk *checkedRun
+	var low *ir.Kernel
+	var err error
+	opts := w.Options
+	if opts == (webgpu.Options{}) {
+		opts = webgpu.OptionsFor(k)
+	}
+	if opts.SubgroupSize > 1 {
+		o.Notes = append(o.Notes, fmt.Sprintf("WGSL with `enable subgroups;` (the kernel uses subgroups; lowered for subgroups of at least %d lanes)", opts.SubgroupSize))
+	}
+	if w.Unchecked {
+		low, err = lower.Run(k, opts.Caps())
+	} else if chk, err = instrument(k, opts.Caps(), cases); err == nil {
+		low, cases = chk.lowered, chk.cases
+		o.Checked = true
+	}
+	if err != nil {
+		o.Err = fmt.Errorf("lower: %w", err)
+		return o
+	}
+	m, err := webgpu.Emit(low, opts)
+	if err != nil {
+		o.Err = fmt.Errorf("emit: %w", err)
+		return o
+	}
+	o.Levels = "E"
+	r, err := nagacheck.SPIRV(m.Source, nagacheck.Options{})
+	if err != nil {
+		o.Err = fmt.Errorf("validate: %w", err)
+		return o
+	}
+	switch err := nagacheck.SPIRVVal(r.Words); {
+	case errors.Is(err, nagacheck.ErrNoValidator):
+		o.Notes = append(o.Notes, "V is naga's validator only (spirv-val not installed)")
+	case err != nil:
+		o.Err = fmt.Errorf("validate: %w", err)
+		return o
+	default:
+		o.Notes = append(o.Notes, "V is "+nagacheck.Label+"'s validator on the WGSL and spirv-val on its SPIR-V")
+	}
+	o.Levels += "V"
+	for _, f := range r.Fixes {
+		o.Notes = append(o.Notes, "naga workaround: "+f.Name)
+	}
+	vm, err := nagacheck.VulkanModule(m, r, low.SharedBytes())
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	p, err := w.dev.Pipeline(vm)
+	if err != nil {
+		o.Err = fmt.Errorf("pipeline: %w", err)
+		return o
+	}
+	start := time.Now()
+	var outs [][][]byte
+	for _, c := range cases {
+		got, err := nagacheck.Run(w.dev, p, m, c.Buffers, c.Outputs, c.Params, c.Groups)
+		if err != nil {
+			o.Err = fmt.Errorf("case %s: %w", c.Name, err)
+			return o
+		}
+		outs = append(outs, got)
+	}
+	o.Timing = time.Since(start)
+	if chk != nil {
+		if outs, o.OutOfBounds, err = chk.finish(outs); err != nil {
+			o.Err = err
+			return o
+		}
+	}
+	o.Outputs = outs
+	o.Levels += "X"
+	o.Notes = append(o.Notes, fmt.Sprintf("X is the WGSL compiled to SPIR-V by %s and run on %s (Vulkan), not a WebGPU implementation", nagacheck.Label, strings.TrimSpace(w.dev.Info().Name)))
+	return o
+}
