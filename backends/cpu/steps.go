@@ -79,6 +79,8 @@ func (c *compiler) inst(in *ir.Inst) step {
 		return c.compose(in)
 	case ir.OpDotI8x4:
 		return c.dot(in)
+	case ir.OpNative:
+		return c.native(in)
 	case ir.OpShuffleXor, ir.OpShuffle:
 		return c.shuffle(in)
 	case ir.OpIf:
