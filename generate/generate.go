@@ -46,6 +46,7 @@ import (
 	"github.com/onesource-go/onesource/backends/hip"
 	"github.com/onesource-go/onesource/backends/metal"
 	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/backends/webgpu"
 	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/ir"
 	"github.com/onesource-go/onesource/lower"
@@ -68,6 +69,7 @@ var Backends = map[string]Backend{
 	"hip":    {Name: "hip", Ext: ".hip", Emit: cfamilyEmitter(func(k *ir.Kernel) (string, error) { return hip.Emit(k, hip.Generic) }, mustCaps(hip.CapsFor(hip.Generic)))},
 	"metal":  {Name: "metal", Ext: ".metal", Emit: cfamilyEmitter(metal.Emit, metal.Caps)},
 	"cpu":    {Name: "cpu", Ext: cpu.FileExt, Emit: emitCPU},
+	"webgpu": {Name: "webgpu", Ext: ".wgsl", Emit: emitWGSL},
 }
 
 // mustCaps is for lowering targets known at compile time (like regexp.MustCompile).
@@ -125,6 +127,16 @@ func emitSPIRV(k *ir.Kernel) ([]byte, prebuilt.Artifact, error) {
 func emitCPU(k *ir.Kernel) ([]byte, prebuilt.Artifact, error) {
 	data, err := cpu.Emit(k)
 	return data, prebuilt.Artifact{}, err
+}
+
+// emitWGSL writes the kernel's WGSL module (package backends/webgpu), with the extensions the
+// kernel needs (webgpu.OptionsFor: core WGSL unless it uses subgroups itself).
+func emitWGSL(k *ir.Kernel) ([]byte, prebuilt.Artifact, error) {
+	m, err := webgpu.Compile(k, webgpu.OptionsFor(k))
+	if err != nil {
+		return nil, prebuilt.Artifact{}, err
+	}
+	return []byte(m.Source), prebuilt.Artifact{}, nil
 }
 
 // File is one generated file.

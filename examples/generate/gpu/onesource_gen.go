@@ -17,14 +17,16 @@ import (
 //go:embed onesource/axpy.hip
 //go:embed onesource/axpy.metal
 //go:embed onesource/axpy.spv
+//go:embed onesource/axpy.wgsl
 //go:embed onesource/rms_norm.cpu.json
 //go:embed onesource/rms_norm.cu
 //go:embed onesource/rms_norm.hip
 //go:embed onesource/rms_norm.metal
 //go:embed onesource/rms_norm.spv
+//go:embed onesource/rms_norm.wgsl
 var onesourceFiles embed.FS
 
-// Generated is this package's kernels (axpy, rms_norm) built by onesource gen for cpu, cuda, hip, metal, vulkan.
+// Generated is this package's kernels (axpy, rms_norm) built by onesource gen for cpu, cuda, hip, metal, vulkan, webgpu.
 // It is registered with package prebuilt at init; place a kernel with prebuilt.Runtime.
 var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFiles, []prebuilt.Kernel{
 	{
@@ -42,11 +44,12 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 		},
 		Artifacts: []prebuilt.Artifact{
 			{Backend: "cpu", File: "onesource/axpy.cpu.json", SHA256: "914eeea9a1c54e3e8fad9fb844f43ec268620f09286757ffe3d4a973f6184b44"},
-			{Backend: "cuda", File: "onesource/axpy.cu", SHA256: "3857f6f775926988b937059b07da734514600840b6454c14eace991198ebc53e"},
-			{Backend: "hip", File: "onesource/axpy.hip", SHA256: "63dcbf1225cecb287f5f26298646712aff951a4c6faed1cf4b97d802e382b79c"},
-			{Backend: "metal", File: "onesource/axpy.metal", SHA256: "8aa8655648000ee2708f68489fc233f3dfd3ce214ececded559a9df45cf2447a"},
+			{Backend: "cuda", File: "onesource/axpy.cu", SHA256: "2576d51d8f6de7a051030c263caa424da8ceee618c37741100a12791fdeaf77d"},
+			{Backend: "hip", File: "onesource/axpy.hip", SHA256: "c4d0e384eb49246239a9f8855ff9c2ac13c0f375c76ccbe20a0366bbb0d03aa7"},
+			{Backend: "metal", File: "onesource/axpy.metal", SHA256: "5a7d6177ec80485dd746ba0284205c64016cde5d2f81872d7bb7c8d3ae539f4b"},
 			{Backend: "vulkan", File: "onesource/axpy.spv", SHA256: "2c8053f62dbdd12ebc5ad37deaa926f844862983ff39d2c3bee8cf161a5bcc8a",
 				Vulkan: &prebuilt.VulkanModule{PushConstantSize: 8, SubgroupSize: 0, SharedBytes: 0}},
+			{Backend: "webgpu", File: "onesource/axpy.wgsl", SHA256: "57784fdda0201aab2a947e0cdda9170d0aa980c278333d4cf9261d48c13a9a5a"},
 		},
 	},
 	{
@@ -66,11 +69,12 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 		},
 		Artifacts: []prebuilt.Artifact{
 			{Backend: "cpu", File: "onesource/rms_norm.cpu.json", SHA256: "fe236ffda9c7619c09e89da33fee1503179705fb09dd1fe62ee8db08385b67b8"},
-			{Backend: "cuda", File: "onesource/rms_norm.cu", SHA256: "22edecd2a49b456acacdb95bf3197a3c5b110e051a9fb768731a0cae09fa7dc0"},
-			{Backend: "hip", File: "onesource/rms_norm.hip", SHA256: "3d2190ee90552205da9c34886635f9c23bd8d830e99ece644c394b313f3682d5"},
-			{Backend: "metal", File: "onesource/rms_norm.metal", SHA256: "b413e4002994c86930200d30a609fdc79690de5a1ede1cd85c2eb9d5146d03b9"},
+			{Backend: "cuda", File: "onesource/rms_norm.cu", SHA256: "2d94546719f3044031b92690a99242ec657b0f8eb9c9d05155ab5206156944ab"},
+			{Backend: "hip", File: "onesource/rms_norm.hip", SHA256: "3ac9b372dd03b7be8f061cdcd79c49cf62155531ebb8665a908af5d9550dad49"},
+			{Backend: "metal", File: "onesource/rms_norm.metal", SHA256: "83ab2d0447dbfa64be51e551d6751b4c7332711c9fe1a66e97d4698010f7bf93"},
 			{Backend: "vulkan", File: "onesource/rms_norm.spv", SHA256: "2d3b167ad1f47c1051057f00a4d49f2d2294f7d63f07a14bdda21e45fdf173c5",
 				Vulkan: &prebuilt.VulkanModule{PushConstantSize: 12, SubgroupSize: 0, SharedBytes: 256}},
+			{Backend: "webgpu", File: "onesource/rms_norm.wgsl", SHA256: "5a0ef4b5275a53ab95ea72cab807e161d8327ece7b85c08b0f0e6024156258c5"},
 		},
 	},
 })

@@ -22,12 +22,7 @@ static __device__ __forceinline__ float __fmul_rn(float a, float b) { float r; a
 
 extern "C" __global__ void __launch_bounds__(64) axpy(const float* x, float* y, float a, unsigned int n) {
 	const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-	const bool v3 = i < n;
-	if (v3) {
-		const float v4 = x[i];
-		const float v5 = __fmul_rn(a, v4);
-		const float v6 = y[i];
-		const float v7 = __fadd_rn(v5, v6);
-		y[i] = v7;
+	if (i < n) {
+		y[i] = __fadd_rn(__fmul_rn(a, x[i]), y[i]);
 	}
 }

@@ -12,12 +12,8 @@
 
 extern "C" __global__ void __launch_bounds__(64) axpy(const float* x, float* y, float a, unsigned int n) {
 	const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-	const bool v3 = i < n;
-	if (v3) {
-		const float v4 = x[i];
-		const float v5 = a * v4;
-		const float v6 = y[i];
-		const float v7 = v5 + v6;
-		y[i] = v7;
+	if (i < n) {
+		const float v5 = a * x[i];
+		y[i] = v5 + y[i];
 	}
 }

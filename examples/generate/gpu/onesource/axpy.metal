@@ -26,12 +26,8 @@ kernel void axpy(
 	uint lane [[thread_index_in_simdgroup]],
 	uint sgid [[simdgroup_index_in_threadgroup]]) {
 	const uint i = gid.x;
-	const bool v3 = i < params.n;
-	if (v3) {
-		const float v4 = x[i];
-		const float v5 = params.a * v4;
-		const float v6 = y[i];
-		const float v7 = v5 + v6;
-		y[i] = v7;
+	if (i < params.n) {
+		const float v5 = params.a * x[i];
+		y[i] = v5 + y[i];
 	}
 }

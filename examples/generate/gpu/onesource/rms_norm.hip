@@ -20,10 +20,9 @@ extern "C" __global__ void __launch_bounds__(64) rms_norm(const float* x, const 
 	unsigned int slot;
 	unsigned int i_2;
 	unsigned int slot_2;
-	const unsigned int v4 = blockIdx.x;
 	const unsigned int lane = threadIdx.x;
 	const bool v17 = weighted != 0u;
-	const unsigned int row = v4 * n;
+	const unsigned int row = blockIdx.x * n;
 	acc = -0.0f;
 	acc_2 = -0.0f;
 	acc_3 = -0.0f;
@@ -31,59 +30,24 @@ extern "C" __global__ void __launch_bounds__(64) rms_norm(const float* x, const 
 	const unsigned int v19 = lane * 4u;
 	i = v19;
 	slot = 0u;
-	for (;;) {
-		const unsigned int i_3 = i;
-		const bool v21 = i_3 < n;
-		const bool v22 = !v21;
-		if (v22) {
-			break;
-		}
-		const unsigned int slot_3 = slot;
-		const unsigned int i_4 = i;
-		const unsigned int v25 = row + i_4;
-		const float v26 = x[v25];
+	while (i < n) {
+		const float v26 = x[row + i];
 		const float v27 = v26 * v26;
-		const float acc_5 = acc;
-		const bool v29 = slot_3 == 1u;
-		const float acc_6 = acc_2;
-		const float v31 = v29 ? acc_6 : acc_5;
-		const bool v32 = slot_3 == 2u;
-		const float acc_7 = acc_3;
-		const float v34 = v32 ? acc_7 : v31;
-		const bool v35 = slot_3 == 3u;
-		const float acc_8 = acc_4;
-		const float v37 = v35 ? acc_8 : v34;
+		const bool v29 = slot == 1u;
+		const bool v32 = slot == 2u;
+		const bool v35 = slot == 3u;
+		const float v37 = v35 ? acc_4 : (v32 ? acc_3 : (v29 ? acc_2 : acc));
 		const float v38 = v37 + v27;
-		const bool v39 = slot_3 == 0u;
-		const float acc_9 = acc;
-		const float v41 = v39 ? v38 : acc_9;
-		acc = v41;
-		const float acc_10 = acc_2;
-		const float v43 = v29 ? v38 : acc_10;
-		acc_2 = v43;
-		const float acc_11 = acc_3;
-		const float v45 = v32 ? v38 : acc_11;
-		acc_3 = v45;
-		const float acc_12 = acc_4;
-		const float v47 = v35 ? v38 : acc_12;
-		acc_4 = v47;
-		const unsigned int slot_4 = slot;
-		const bool v49 = slot_4 == 3u;
-		const unsigned int i_5 = i;
-		const unsigned int v51 = v49 ? 253u : 1u;
-		const unsigned int v52 = i_5 + v51;
-		i = v52;
-		const unsigned int slot_5 = slot;
-		const unsigned int v54 = slot_5 + 1u;
-		const unsigned int v55 = v49 ? 0u : v54;
-		slot = v55;
+		acc = (slot == 0u) ? v38 : acc;
+		acc_2 = v29 ? v38 : acc_2;
+		acc_3 = v32 ? v38 : acc_3;
+		acc_4 = v35 ? v38 : acc_4;
+		const bool v49 = slot == 3u;
+		i += v49 ? 253u : 1u;
+		slot = v49 ? 0u : (slot + 1u);
 	}
-	const float acc_13 = acc;
-	const float acc_14 = acc_2;
-	const float acc_15 = acc_3;
-	const float acc_16 = acc_4;
-	const float v60 = acc_13 + acc_14;
-	const float v61 = acc_15 + acc_16;
+	const float v60 = acc + acc_2;
+	const float v61 = acc_3 + acc_4;
 	const float v62 = v60 + v61;
 	const float v63 = __shfl_xor(v62, 1);
 	const float v64 = v62 + v63;
@@ -95,51 +59,29 @@ extern "C" __global__ void __launch_bounds__(64) rms_norm(const float* x, const 
 	const float v70 = v68 + v69;
 	const float v71 = __shfl_xor(v70, 16);
 	const float v72 = v70 + v71;
-	const unsigned int v73 = lane & 31u;
-	const bool v74 = v73 == 0u;
-	if (v74) {
-		const unsigned int v75 = lane >> 5u;
-		reduce_f32[v75] = v72;
+	if ((lane & 31u) == 0u) {
+		reduce_f32[lane >> 5u] = v72;
 	}
 	__syncthreads();
 	const float v76 = reduce_f32[0u];
 	const float v77 = reduce_f32[1u];
 	__syncthreads();
 	const float sumsq = v76 + v77;
-	const float v79 = (float)n;
-	const float mean = sumsq / v79;
-	const float v81 = mean + eps;
-	const float v82 = sqrtf(v81);
+	const float mean = sumsq / (float)n;
+	const float v82 = sqrtf((mean + eps));
 	const float scale = 1.0f / v82;
 	i_2 = v19;
 	slot_2 = 0u;
-	for (;;) {
-		const unsigned int i_6 = i_2;
-		const bool v85 = i_6 < n;
-		const bool v86 = !v85;
-		if (v86) {
-			break;
-		}
-		const unsigned int i_7 = i_2;
-		const unsigned int v88 = row + i_7;
-		const float v89 = x[v88];
-		const float v90 = v89 * scale;
+	while (i_2 < n) {
+		const unsigned int v88 = row + i_2;
+		const float v90 = x[v88] * scale;
 		if (v17) {
-			const float v91 = w[i_7];
-			const float v92 = v90 * v91;
-			y[v88] = v92;
+			y[v88] = v90 * w[i_2];
 		} else {
 			y[v88] = v90;
 		}
-		const unsigned int slot_6 = slot_2;
-		const bool v94 = slot_6 == 3u;
-		const unsigned int i_8 = i_2;
-		const unsigned int v96 = v94 ? 253u : 1u;
-		const unsigned int v97 = i_8 + v96;
-		i_2 = v97;
-		const unsigned int slot_7 = slot_2;
-		const unsigned int v99 = slot_7 + 1u;
-		const unsigned int v100 = v94 ? 0u : v99;
-		slot_2 = v100;
+		const bool v94 = slot_2 == 3u;
+		i_2 += v94 ? 253u : 1u;
+		slot_2 = v94 ? 0u : (slot_2 + 1u);
 	}
 }
