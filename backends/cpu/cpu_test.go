@@ -32,7 +32,7 @@ func bytesOf(xs []uint32) []byte {
 	return b
 }
 
-func compile(t *testing.T, k *dsl.Kernel) *cpu.Program {
+func compile(t testing.TB, k *dsl.Kernel) *cpu.Program {
 	t.Helper()
 	ik, err := k.Build()
 	if err != nil {

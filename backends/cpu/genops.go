@@ -71,16 +71,17 @@ func main() {
 		}
 		done[f.name] = true
 		o, i := typ[f.out], typ[f.in]
-		fmt.Fprintf(&b, "func %s_vv(d []%s, a, b []%s) {\n\ta, b = a[:len(d)], b[:len(d)]\n\tfor i := range d {\n\t\td[i] = %s(a[i], b[i])\n\t}\n}\n\n", f.name, o, i, f.name)
-		fmt.Fprintf(&b, "func %s_vu(d []%s, a, b []%s) {\n\ta, y := a[:len(d)], b[0]\n\tfor i := range d {\n\t\td[i] = %s(a[i], y)\n\t}\n}\n\n", f.name, o, i, f.name)
-		fmt.Fprintf(&b, "func %s_uv(d []%s, a, b []%s) {\n\tx, b := a[0], b[:len(d)]\n\tfor i := range d {\n\t\td[i] = %s(x, b[i])\n\t}\n}\n\n", f.name, o, i, f.name)
+		// Four lanes per iteration (the Go compiler does not unroll), then the rest.
+		fmt.Fprintf(&b, "func %[1]s_vv(d []%[2]s, a, b []%[3]s) {\n\ta, b = a[:len(d)], b[:len(d)]\n\ti := 0\n\tfor ; i+4 <= len(d); i += 4 {\n\t\tdd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]\n\t\tdd[0], dd[1], dd[2], dd[3] = %[1]s(aa[0], bb[0]), %[1]s(aa[1], bb[1]), %[1]s(aa[2], bb[2]), %[1]s(aa[3], bb[3])\n\t}\n\tfor ; i < len(d); i++ {\n\t\td[i] = %[1]s(a[i], b[i])\n\t}\n}\n\n", f.name, o, i)
+		fmt.Fprintf(&b, "func %[1]s_vu(d []%[2]s, a, b []%[3]s) {\n\ta, y := a[:len(d)], b[0]\n\ti := 0\n\tfor ; i+4 <= len(d); i += 4 {\n\t\tdd, aa := d[i:i+4:i+4], a[i:i+4:i+4]\n\t\tdd[0], dd[1], dd[2], dd[3] = %[1]s(aa[0], y), %[1]s(aa[1], y), %[1]s(aa[2], y), %[1]s(aa[3], y)\n\t}\n\tfor ; i < len(d); i++ {\n\t\td[i] = %[1]s(a[i], y)\n\t}\n}\n\n", f.name, o, i)
+		fmt.Fprintf(&b, "func %[1]s_uv(d []%[2]s, a, b []%[3]s) {\n\tx, b := a[0], b[:len(d)]\n\ti := 0\n\tfor ; i+4 <= len(d); i += 4 {\n\t\tdd, bb := d[i:i+4:i+4], b[i:i+4:i+4]\n\t\tdd[0], dd[1], dd[2], dd[3] = %[1]s(x, bb[0]), %[1]s(x, bb[1]), %[1]s(x, bb[2]), %[1]s(x, bb[3])\n\t}\n\tfor ; i < len(d); i++ {\n\t\td[i] = %[1]s(x, b[i])\n\t}\n}\n\n", f.name, o, i)
 	}
 	for _, f := range append(append([]fn(nil), uns...), cvts...) {
 		if done[f.name] {
 			continue
 		}
 		done[f.name] = true
-		fmt.Fprintf(&b, "func %s_v(d []%s, a []%s) {\n\ta = a[:len(d)]\n\tfor i := range d {\n\t\td[i] = %s(a[i])\n\t}\n}\n\n", f.name, typ[f.out], typ[f.in], f.name)
+		fmt.Fprintf(&b, "func %[1]s_v(d []%[2]s, a []%[3]s) {\n\ta = a[:len(d)]\n\ti := 0\n\tfor ; i+4 <= len(d); i += 4 {\n\t\tdd, aa := d[i:i+4:i+4], a[i:i+4:i+4]\n\t\tdd[0], dd[1], dd[2], dd[3] = %[1]s(aa[0]), %[1]s(aa[1]), %[1]s(aa[2]), %[1]s(aa[3])\n\t}\n\tfor ; i < len(d); i++ {\n\t\td[i] = %[1]s(a[i])\n\t}\n}\n\n", f.name, typ[f.out], typ[f.in])
 	}
 	tables := []struct {
 		name, typ string

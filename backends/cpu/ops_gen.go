@@ -6,1561 +6,2676 @@ import "github.com/onesource-go/onesource/ir"
 
 func addF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addF32(aa[0], bb[0]), addF32(aa[1], bb[1]), addF32(aa[2], bb[2]), addF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = addF32(a[i], b[i])
 	}
 }
 
 func addF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addF32(aa[0], y), addF32(aa[1], y), addF32(aa[2], y), addF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = addF32(a[i], y)
 	}
 }
 
 func addF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addF32(x, bb[0]), addF32(x, bb[1]), addF32(x, bb[2]), addF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = addF32(x, b[i])
 	}
 }
 
 func subF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subF32(aa[0], bb[0]), subF32(aa[1], bb[1]), subF32(aa[2], bb[2]), subF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = subF32(a[i], b[i])
 	}
 }
 
 func subF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subF32(aa[0], y), subF32(aa[1], y), subF32(aa[2], y), subF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = subF32(a[i], y)
 	}
 }
 
 func subF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subF32(x, bb[0]), subF32(x, bb[1]), subF32(x, bb[2]), subF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = subF32(x, b[i])
 	}
 }
 
 func mulF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulF32(aa[0], bb[0]), mulF32(aa[1], bb[1]), mulF32(aa[2], bb[2]), mulF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulF32(a[i], b[i])
 	}
 }
 
 func mulF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulF32(aa[0], y), mulF32(aa[1], y), mulF32(aa[2], y), mulF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulF32(a[i], y)
 	}
 }
 
 func mulF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulF32(x, bb[0]), mulF32(x, bb[1]), mulF32(x, bb[2]), mulF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulF32(x, b[i])
 	}
 }
 
 func divF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divF32(aa[0], bb[0]), divF32(aa[1], bb[1]), divF32(aa[2], bb[2]), divF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divF32(a[i], b[i])
 	}
 }
 
 func divF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divF32(aa[0], y), divF32(aa[1], y), divF32(aa[2], y), divF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = divF32(a[i], y)
 	}
 }
 
 func divF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divF32(x, bb[0]), divF32(x, bb[1]), divF32(x, bb[2]), divF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divF32(x, b[i])
 	}
 }
 
 func minF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minF32(aa[0], bb[0]), minF32(aa[1], bb[1]), minF32(aa[2], bb[2]), minF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minF32(a[i], b[i])
 	}
 }
 
 func minF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minF32(aa[0], y), minF32(aa[1], y), minF32(aa[2], y), minF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = minF32(a[i], y)
 	}
 }
 
 func minF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minF32(x, bb[0]), minF32(x, bb[1]), minF32(x, bb[2]), minF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minF32(x, b[i])
 	}
 }
 
 func maxF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxF32(aa[0], bb[0]), maxF32(aa[1], bb[1]), maxF32(aa[2], bb[2]), maxF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxF32(a[i], b[i])
 	}
 }
 
 func maxF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxF32(aa[0], y), maxF32(aa[1], y), maxF32(aa[2], y), maxF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxF32(a[i], y)
 	}
 }
 
 func maxF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxF32(x, bb[0]), maxF32(x, bb[1]), maxF32(x, bb[2]), maxF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxF32(x, b[i])
 	}
 }
 
 func eqF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqF32(aa[0], bb[0]), eqF32(aa[1], bb[1]), eqF32(aa[2], bb[2]), eqF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqF32(a[i], b[i])
 	}
 }
 
 func eqF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqF32(aa[0], y), eqF32(aa[1], y), eqF32(aa[2], y), eqF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqF32(a[i], y)
 	}
 }
 
 func eqF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqF32(x, bb[0]), eqF32(x, bb[1]), eqF32(x, bb[2]), eqF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqF32(x, b[i])
 	}
 }
 
 func neF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neF32(aa[0], bb[0]), neF32(aa[1], bb[1]), neF32(aa[2], bb[2]), neF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = neF32(a[i], b[i])
 	}
 }
 
 func neF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neF32(aa[0], y), neF32(aa[1], y), neF32(aa[2], y), neF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = neF32(a[i], y)
 	}
 }
 
 func neF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neF32(x, bb[0]), neF32(x, bb[1]), neF32(x, bb[2]), neF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = neF32(x, b[i])
 	}
 }
 
 func ltF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltF32(aa[0], bb[0]), ltF32(aa[1], bb[1]), ltF32(aa[2], bb[2]), ltF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltF32(a[i], b[i])
 	}
 }
 
 func ltF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltF32(aa[0], y), ltF32(aa[1], y), ltF32(aa[2], y), ltF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltF32(a[i], y)
 	}
 }
 
 func ltF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltF32(x, bb[0]), ltF32(x, bb[1]), ltF32(x, bb[2]), ltF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltF32(x, b[i])
 	}
 }
 
 func leF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leF32(aa[0], bb[0]), leF32(aa[1], bb[1]), leF32(aa[2], bb[2]), leF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leF32(a[i], b[i])
 	}
 }
 
 func leF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leF32(aa[0], y), leF32(aa[1], y), leF32(aa[2], y), leF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = leF32(a[i], y)
 	}
 }
 
 func leF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leF32(x, bb[0]), leF32(x, bb[1]), leF32(x, bb[2]), leF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leF32(x, b[i])
 	}
 }
 
 func gtF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtF32(aa[0], bb[0]), gtF32(aa[1], bb[1]), gtF32(aa[2], bb[2]), gtF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtF32(a[i], b[i])
 	}
 }
 
 func gtF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtF32(aa[0], y), gtF32(aa[1], y), gtF32(aa[2], y), gtF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtF32(a[i], y)
 	}
 }
 
 func gtF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtF32(x, bb[0]), gtF32(x, bb[1]), gtF32(x, bb[2]), gtF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtF32(x, b[i])
 	}
 }
 
 func geF32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geF32(aa[0], bb[0]), geF32(aa[1], bb[1]), geF32(aa[2], bb[2]), geF32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geF32(a[i], b[i])
 	}
 }
 
 func geF32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geF32(aa[0], y), geF32(aa[1], y), geF32(aa[2], y), geF32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = geF32(a[i], y)
 	}
 }
 
 func geF32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geF32(x, bb[0]), geF32(x, bb[1]), geF32(x, bb[2]), geF32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geF32(x, b[i])
 	}
 }
 
 func addH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addH16(aa[0], bb[0]), addH16(aa[1], bb[1]), addH16(aa[2], bb[2]), addH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = addH16(a[i], b[i])
 	}
 }
 
 func addH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addH16(aa[0], y), addH16(aa[1], y), addH16(aa[2], y), addH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = addH16(a[i], y)
 	}
 }
 
 func addH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addH16(x, bb[0]), addH16(x, bb[1]), addH16(x, bb[2]), addH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = addH16(x, b[i])
 	}
 }
 
 func subH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subH16(aa[0], bb[0]), subH16(aa[1], bb[1]), subH16(aa[2], bb[2]), subH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = subH16(a[i], b[i])
 	}
 }
 
 func subH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subH16(aa[0], y), subH16(aa[1], y), subH16(aa[2], y), subH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = subH16(a[i], y)
 	}
 }
 
 func subH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subH16(x, bb[0]), subH16(x, bb[1]), subH16(x, bb[2]), subH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = subH16(x, b[i])
 	}
 }
 
 func mulH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulH16(aa[0], bb[0]), mulH16(aa[1], bb[1]), mulH16(aa[2], bb[2]), mulH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulH16(a[i], b[i])
 	}
 }
 
 func mulH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulH16(aa[0], y), mulH16(aa[1], y), mulH16(aa[2], y), mulH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulH16(a[i], y)
 	}
 }
 
 func mulH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulH16(x, bb[0]), mulH16(x, bb[1]), mulH16(x, bb[2]), mulH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulH16(x, b[i])
 	}
 }
 
 func divH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divH16(aa[0], bb[0]), divH16(aa[1], bb[1]), divH16(aa[2], bb[2]), divH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divH16(a[i], b[i])
 	}
 }
 
 func divH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divH16(aa[0], y), divH16(aa[1], y), divH16(aa[2], y), divH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = divH16(a[i], y)
 	}
 }
 
 func divH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divH16(x, bb[0]), divH16(x, bb[1]), divH16(x, bb[2]), divH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divH16(x, b[i])
 	}
 }
 
 func minH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minH16(aa[0], bb[0]), minH16(aa[1], bb[1]), minH16(aa[2], bb[2]), minH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minH16(a[i], b[i])
 	}
 }
 
 func minH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minH16(aa[0], y), minH16(aa[1], y), minH16(aa[2], y), minH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = minH16(a[i], y)
 	}
 }
 
 func minH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minH16(x, bb[0]), minH16(x, bb[1]), minH16(x, bb[2]), minH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minH16(x, b[i])
 	}
 }
 
 func maxH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxH16(aa[0], bb[0]), maxH16(aa[1], bb[1]), maxH16(aa[2], bb[2]), maxH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxH16(a[i], b[i])
 	}
 }
 
 func maxH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxH16(aa[0], y), maxH16(aa[1], y), maxH16(aa[2], y), maxH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxH16(a[i], y)
 	}
 }
 
 func maxH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxH16(x, bb[0]), maxH16(x, bb[1]), maxH16(x, bb[2]), maxH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxH16(x, b[i])
 	}
 }
 
 func eqH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqH16(aa[0], bb[0]), eqH16(aa[1], bb[1]), eqH16(aa[2], bb[2]), eqH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqH16(a[i], b[i])
 	}
 }
 
 func eqH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqH16(aa[0], y), eqH16(aa[1], y), eqH16(aa[2], y), eqH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqH16(a[i], y)
 	}
 }
 
 func eqH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqH16(x, bb[0]), eqH16(x, bb[1]), eqH16(x, bb[2]), eqH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqH16(x, b[i])
 	}
 }
 
 func neH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neH16(aa[0], bb[0]), neH16(aa[1], bb[1]), neH16(aa[2], bb[2]), neH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = neH16(a[i], b[i])
 	}
 }
 
 func neH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neH16(aa[0], y), neH16(aa[1], y), neH16(aa[2], y), neH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = neH16(a[i], y)
 	}
 }
 
 func neH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neH16(x, bb[0]), neH16(x, bb[1]), neH16(x, bb[2]), neH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = neH16(x, b[i])
 	}
 }
 
 func ltH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltH16(aa[0], bb[0]), ltH16(aa[1], bb[1]), ltH16(aa[2], bb[2]), ltH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltH16(a[i], b[i])
 	}
 }
 
 func ltH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltH16(aa[0], y), ltH16(aa[1], y), ltH16(aa[2], y), ltH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltH16(a[i], y)
 	}
 }
 
 func ltH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltH16(x, bb[0]), ltH16(x, bb[1]), ltH16(x, bb[2]), ltH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltH16(x, b[i])
 	}
 }
 
 func leH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leH16(aa[0], bb[0]), leH16(aa[1], bb[1]), leH16(aa[2], bb[2]), leH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leH16(a[i], b[i])
 	}
 }
 
 func leH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leH16(aa[0], y), leH16(aa[1], y), leH16(aa[2], y), leH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = leH16(a[i], y)
 	}
 }
 
 func leH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leH16(x, bb[0]), leH16(x, bb[1]), leH16(x, bb[2]), leH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leH16(x, b[i])
 	}
 }
 
 func gtH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtH16(aa[0], bb[0]), gtH16(aa[1], bb[1]), gtH16(aa[2], bb[2]), gtH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtH16(a[i], b[i])
 	}
 }
 
 func gtH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtH16(aa[0], y), gtH16(aa[1], y), gtH16(aa[2], y), gtH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtH16(a[i], y)
 	}
 }
 
 func gtH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtH16(x, bb[0]), gtH16(x, bb[1]), gtH16(x, bb[2]), gtH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtH16(x, b[i])
 	}
 }
 
 func geH16_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geH16(aa[0], bb[0]), geH16(aa[1], bb[1]), geH16(aa[2], bb[2]), geH16(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geH16(a[i], b[i])
 	}
 }
 
 func geH16_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geH16(aa[0], y), geH16(aa[1], y), geH16(aa[2], y), geH16(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = geH16(a[i], y)
 	}
 }
 
 func geH16_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geH16(x, bb[0]), geH16(x, bb[1]), geH16(x, bb[2]), geH16(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geH16(x, b[i])
 	}
 }
 
 func addF64_vv(d []uint64, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addF64(aa[0], bb[0]), addF64(aa[1], bb[1]), addF64(aa[2], bb[2]), addF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = addF64(a[i], b[i])
 	}
 }
 
 func addF64_vu(d []uint64, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addF64(aa[0], y), addF64(aa[1], y), addF64(aa[2], y), addF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = addF64(a[i], y)
 	}
 }
 
 func addF64_uv(d []uint64, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addF64(x, bb[0]), addF64(x, bb[1]), addF64(x, bb[2]), addF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = addF64(x, b[i])
 	}
 }
 
 func subF64_vv(d []uint64, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subF64(aa[0], bb[0]), subF64(aa[1], bb[1]), subF64(aa[2], bb[2]), subF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = subF64(a[i], b[i])
 	}
 }
 
 func subF64_vu(d []uint64, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subF64(aa[0], y), subF64(aa[1], y), subF64(aa[2], y), subF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = subF64(a[i], y)
 	}
 }
 
 func subF64_uv(d []uint64, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subF64(x, bb[0]), subF64(x, bb[1]), subF64(x, bb[2]), subF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = subF64(x, b[i])
 	}
 }
 
 func mulF64_vv(d []uint64, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulF64(aa[0], bb[0]), mulF64(aa[1], bb[1]), mulF64(aa[2], bb[2]), mulF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulF64(a[i], b[i])
 	}
 }
 
 func mulF64_vu(d []uint64, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulF64(aa[0], y), mulF64(aa[1], y), mulF64(aa[2], y), mulF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulF64(a[i], y)
 	}
 }
 
 func mulF64_uv(d []uint64, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulF64(x, bb[0]), mulF64(x, bb[1]), mulF64(x, bb[2]), mulF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulF64(x, b[i])
 	}
 }
 
 func divF64_vv(d []uint64, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divF64(aa[0], bb[0]), divF64(aa[1], bb[1]), divF64(aa[2], bb[2]), divF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divF64(a[i], b[i])
 	}
 }
 
 func divF64_vu(d []uint64, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divF64(aa[0], y), divF64(aa[1], y), divF64(aa[2], y), divF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = divF64(a[i], y)
 	}
 }
 
 func divF64_uv(d []uint64, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divF64(x, bb[0]), divF64(x, bb[1]), divF64(x, bb[2]), divF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divF64(x, b[i])
 	}
 }
 
 func minF64_vv(d []uint64, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minF64(aa[0], bb[0]), minF64(aa[1], bb[1]), minF64(aa[2], bb[2]), minF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minF64(a[i], b[i])
 	}
 }
 
 func minF64_vu(d []uint64, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minF64(aa[0], y), minF64(aa[1], y), minF64(aa[2], y), minF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = minF64(a[i], y)
 	}
 }
 
 func minF64_uv(d []uint64, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minF64(x, bb[0]), minF64(x, bb[1]), minF64(x, bb[2]), minF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minF64(x, b[i])
 	}
 }
 
 func maxF64_vv(d []uint64, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxF64(aa[0], bb[0]), maxF64(aa[1], bb[1]), maxF64(aa[2], bb[2]), maxF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxF64(a[i], b[i])
 	}
 }
 
 func maxF64_vu(d []uint64, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxF64(aa[0], y), maxF64(aa[1], y), maxF64(aa[2], y), maxF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxF64(a[i], y)
 	}
 }
 
 func maxF64_uv(d []uint64, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxF64(x, bb[0]), maxF64(x, bb[1]), maxF64(x, bb[2]), maxF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxF64(x, b[i])
 	}
 }
 
 func eqF64_vv(d []uint32, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqF64(aa[0], bb[0]), eqF64(aa[1], bb[1]), eqF64(aa[2], bb[2]), eqF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqF64(a[i], b[i])
 	}
 }
 
 func eqF64_vu(d []uint32, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqF64(aa[0], y), eqF64(aa[1], y), eqF64(aa[2], y), eqF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqF64(a[i], y)
 	}
 }
 
 func eqF64_uv(d []uint32, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqF64(x, bb[0]), eqF64(x, bb[1]), eqF64(x, bb[2]), eqF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqF64(x, b[i])
 	}
 }
 
 func neF64_vv(d []uint32, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neF64(aa[0], bb[0]), neF64(aa[1], bb[1]), neF64(aa[2], bb[2]), neF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = neF64(a[i], b[i])
 	}
 }
 
 func neF64_vu(d []uint32, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neF64(aa[0], y), neF64(aa[1], y), neF64(aa[2], y), neF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = neF64(a[i], y)
 	}
 }
 
 func neF64_uv(d []uint32, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neF64(x, bb[0]), neF64(x, bb[1]), neF64(x, bb[2]), neF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = neF64(x, b[i])
 	}
 }
 
 func ltF64_vv(d []uint32, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltF64(aa[0], bb[0]), ltF64(aa[1], bb[1]), ltF64(aa[2], bb[2]), ltF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltF64(a[i], b[i])
 	}
 }
 
 func ltF64_vu(d []uint32, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltF64(aa[0], y), ltF64(aa[1], y), ltF64(aa[2], y), ltF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltF64(a[i], y)
 	}
 }
 
 func ltF64_uv(d []uint32, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltF64(x, bb[0]), ltF64(x, bb[1]), ltF64(x, bb[2]), ltF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltF64(x, b[i])
 	}
 }
 
 func leF64_vv(d []uint32, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leF64(aa[0], bb[0]), leF64(aa[1], bb[1]), leF64(aa[2], bb[2]), leF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leF64(a[i], b[i])
 	}
 }
 
 func leF64_vu(d []uint32, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leF64(aa[0], y), leF64(aa[1], y), leF64(aa[2], y), leF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = leF64(a[i], y)
 	}
 }
 
 func leF64_uv(d []uint32, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leF64(x, bb[0]), leF64(x, bb[1]), leF64(x, bb[2]), leF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leF64(x, b[i])
 	}
 }
 
 func gtF64_vv(d []uint32, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtF64(aa[0], bb[0]), gtF64(aa[1], bb[1]), gtF64(aa[2], bb[2]), gtF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtF64(a[i], b[i])
 	}
 }
 
 func gtF64_vu(d []uint32, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtF64(aa[0], y), gtF64(aa[1], y), gtF64(aa[2], y), gtF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtF64(a[i], y)
 	}
 }
 
 func gtF64_uv(d []uint32, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtF64(x, bb[0]), gtF64(x, bb[1]), gtF64(x, bb[2]), gtF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtF64(x, b[i])
 	}
 }
 
 func geF64_vv(d []uint32, a, b []uint64) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geF64(aa[0], bb[0]), geF64(aa[1], bb[1]), geF64(aa[2], bb[2]), geF64(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geF64(a[i], b[i])
 	}
 }
 
 func geF64_vu(d []uint32, a, b []uint64) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geF64(aa[0], y), geF64(aa[1], y), geF64(aa[2], y), geF64(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = geF64(a[i], y)
 	}
 }
 
 func geF64_uv(d []uint32, a, b []uint64) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geF64(x, bb[0]), geF64(x, bb[1]), geF64(x, bb[2]), geF64(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geF64(x, b[i])
 	}
 }
 
 func addI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addI32(aa[0], bb[0]), addI32(aa[1], bb[1]), addI32(aa[2], bb[2]), addI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = addI32(a[i], b[i])
 	}
 }
 
 func addI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addI32(aa[0], y), addI32(aa[1], y), addI32(aa[2], y), addI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = addI32(a[i], y)
 	}
 }
 
 func addI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = addI32(x, bb[0]), addI32(x, bb[1]), addI32(x, bb[2]), addI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = addI32(x, b[i])
 	}
 }
 
 func subI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subI32(aa[0], bb[0]), subI32(aa[1], bb[1]), subI32(aa[2], bb[2]), subI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = subI32(a[i], b[i])
 	}
 }
 
 func subI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subI32(aa[0], y), subI32(aa[1], y), subI32(aa[2], y), subI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = subI32(a[i], y)
 	}
 }
 
 func subI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = subI32(x, bb[0]), subI32(x, bb[1]), subI32(x, bb[2]), subI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = subI32(x, b[i])
 	}
 }
 
 func mulI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulI32(aa[0], bb[0]), mulI32(aa[1], bb[1]), mulI32(aa[2], bb[2]), mulI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulI32(a[i], b[i])
 	}
 }
 
 func mulI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulI32(aa[0], y), mulI32(aa[1], y), mulI32(aa[2], y), mulI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulI32(a[i], y)
 	}
 }
 
 func mulI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = mulI32(x, bb[0]), mulI32(x, bb[1]), mulI32(x, bb[2]), mulI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = mulI32(x, b[i])
 	}
 }
 
 func andI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = andI32(aa[0], bb[0]), andI32(aa[1], bb[1]), andI32(aa[2], bb[2]), andI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = andI32(a[i], b[i])
 	}
 }
 
 func andI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = andI32(aa[0], y), andI32(aa[1], y), andI32(aa[2], y), andI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = andI32(a[i], y)
 	}
 }
 
 func andI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = andI32(x, bb[0]), andI32(x, bb[1]), andI32(x, bb[2]), andI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = andI32(x, b[i])
 	}
 }
 
 func orI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = orI32(aa[0], bb[0]), orI32(aa[1], bb[1]), orI32(aa[2], bb[2]), orI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = orI32(a[i], b[i])
 	}
 }
 
 func orI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = orI32(aa[0], y), orI32(aa[1], y), orI32(aa[2], y), orI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = orI32(a[i], y)
 	}
 }
 
 func orI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = orI32(x, bb[0]), orI32(x, bb[1]), orI32(x, bb[2]), orI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = orI32(x, b[i])
 	}
 }
 
 func xorI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = xorI32(aa[0], bb[0]), xorI32(aa[1], bb[1]), xorI32(aa[2], bb[2]), xorI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = xorI32(a[i], b[i])
 	}
 }
 
 func xorI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = xorI32(aa[0], y), xorI32(aa[1], y), xorI32(aa[2], y), xorI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = xorI32(a[i], y)
 	}
 }
 
 func xorI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = xorI32(x, bb[0]), xorI32(x, bb[1]), xorI32(x, bb[2]), xorI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = xorI32(x, b[i])
 	}
 }
 
 func shlI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = shlI32(aa[0], bb[0]), shlI32(aa[1], bb[1]), shlI32(aa[2], bb[2]), shlI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = shlI32(a[i], b[i])
 	}
 }
 
 func shlI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = shlI32(aa[0], y), shlI32(aa[1], y), shlI32(aa[2], y), shlI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = shlI32(a[i], y)
 	}
 }
 
 func shlI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = shlI32(x, bb[0]), shlI32(x, bb[1]), shlI32(x, bb[2]), shlI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = shlI32(x, b[i])
 	}
 }
 
 func eqI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqI32(aa[0], bb[0]), eqI32(aa[1], bb[1]), eqI32(aa[2], bb[2]), eqI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqI32(a[i], b[i])
 	}
 }
 
 func eqI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqI32(aa[0], y), eqI32(aa[1], y), eqI32(aa[2], y), eqI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqI32(a[i], y)
 	}
 }
 
 func eqI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = eqI32(x, bb[0]), eqI32(x, bb[1]), eqI32(x, bb[2]), eqI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = eqI32(x, b[i])
 	}
 }
 
 func neI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neI32(aa[0], bb[0]), neI32(aa[1], bb[1]), neI32(aa[2], bb[2]), neI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = neI32(a[i], b[i])
 	}
 }
 
 func neI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neI32(aa[0], y), neI32(aa[1], y), neI32(aa[2], y), neI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = neI32(a[i], y)
 	}
 }
 
 func neI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = neI32(x, bb[0]), neI32(x, bb[1]), neI32(x, bb[2]), neI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = neI32(x, b[i])
 	}
 }
 
 func divI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divI32(aa[0], bb[0]), divI32(aa[1], bb[1]), divI32(aa[2], bb[2]), divI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divI32(a[i], b[i])
 	}
 }
 
 func divI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divI32(aa[0], y), divI32(aa[1], y), divI32(aa[2], y), divI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = divI32(a[i], y)
 	}
 }
 
 func divI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divI32(x, bb[0]), divI32(x, bb[1]), divI32(x, bb[2]), divI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divI32(x, b[i])
 	}
 }
 
 func remI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = remI32(aa[0], bb[0]), remI32(aa[1], bb[1]), remI32(aa[2], bb[2]), remI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = remI32(a[i], b[i])
 	}
 }
 
 func remI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = remI32(aa[0], y), remI32(aa[1], y), remI32(aa[2], y), remI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = remI32(a[i], y)
 	}
 }
 
 func remI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = remI32(x, bb[0]), remI32(x, bb[1]), remI32(x, bb[2]), remI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = remI32(x, b[i])
 	}
 }
 
 func minI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minI32(aa[0], bb[0]), minI32(aa[1], bb[1]), minI32(aa[2], bb[2]), minI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minI32(a[i], b[i])
 	}
 }
 
 func minI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minI32(aa[0], y), minI32(aa[1], y), minI32(aa[2], y), minI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = minI32(a[i], y)
 	}
 }
 
 func minI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minI32(x, bb[0]), minI32(x, bb[1]), minI32(x, bb[2]), minI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minI32(x, b[i])
 	}
 }
 
 func maxI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxI32(aa[0], bb[0]), maxI32(aa[1], bb[1]), maxI32(aa[2], bb[2]), maxI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxI32(a[i], b[i])
 	}
 }
 
 func maxI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxI32(aa[0], y), maxI32(aa[1], y), maxI32(aa[2], y), maxI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxI32(a[i], y)
 	}
 }
 
 func maxI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxI32(x, bb[0]), maxI32(x, bb[1]), maxI32(x, bb[2]), maxI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxI32(x, b[i])
 	}
 }
 
 func shrI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = shrI32(aa[0], bb[0]), shrI32(aa[1], bb[1]), shrI32(aa[2], bb[2]), shrI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = shrI32(a[i], b[i])
 	}
 }
 
 func shrI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = shrI32(aa[0], y), shrI32(aa[1], y), shrI32(aa[2], y), shrI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = shrI32(a[i], y)
 	}
 }
 
 func shrI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = shrI32(x, bb[0]), shrI32(x, bb[1]), shrI32(x, bb[2]), shrI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = shrI32(x, b[i])
 	}
 }
 
 func ltI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltI32(aa[0], bb[0]), ltI32(aa[1], bb[1]), ltI32(aa[2], bb[2]), ltI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltI32(a[i], b[i])
 	}
 }
 
 func ltI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltI32(aa[0], y), ltI32(aa[1], y), ltI32(aa[2], y), ltI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltI32(a[i], y)
 	}
 }
 
 func ltI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltI32(x, bb[0]), ltI32(x, bb[1]), ltI32(x, bb[2]), ltI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltI32(x, b[i])
 	}
 }
 
 func leI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leI32(aa[0], bb[0]), leI32(aa[1], bb[1]), leI32(aa[2], bb[2]), leI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leI32(a[i], b[i])
 	}
 }
 
 func leI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leI32(aa[0], y), leI32(aa[1], y), leI32(aa[2], y), leI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = leI32(a[i], y)
 	}
 }
 
 func leI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leI32(x, bb[0]), leI32(x, bb[1]), leI32(x, bb[2]), leI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leI32(x, b[i])
 	}
 }
 
 func gtI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtI32(aa[0], bb[0]), gtI32(aa[1], bb[1]), gtI32(aa[2], bb[2]), gtI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtI32(a[i], b[i])
 	}
 }
 
 func gtI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtI32(aa[0], y), gtI32(aa[1], y), gtI32(aa[2], y), gtI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtI32(a[i], y)
 	}
 }
 
 func gtI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtI32(x, bb[0]), gtI32(x, bb[1]), gtI32(x, bb[2]), gtI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtI32(x, b[i])
 	}
 }
 
 func geI32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geI32(aa[0], bb[0]), geI32(aa[1], bb[1]), geI32(aa[2], bb[2]), geI32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geI32(a[i], b[i])
 	}
 }
 
 func geI32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geI32(aa[0], y), geI32(aa[1], y), geI32(aa[2], y), geI32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = geI32(a[i], y)
 	}
 }
 
 func geI32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geI32(x, bb[0]), geI32(x, bb[1]), geI32(x, bb[2]), geI32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geI32(x, b[i])
 	}
 }
 
 func divU32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divU32(aa[0], bb[0]), divU32(aa[1], bb[1]), divU32(aa[2], bb[2]), divU32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divU32(a[i], b[i])
 	}
 }
 
 func divU32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divU32(aa[0], y), divU32(aa[1], y), divU32(aa[2], y), divU32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = divU32(a[i], y)
 	}
 }
 
 func divU32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = divU32(x, bb[0]), divU32(x, bb[1]), divU32(x, bb[2]), divU32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = divU32(x, b[i])
 	}
 }
 
 func remU32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = remU32(aa[0], bb[0]), remU32(aa[1], bb[1]), remU32(aa[2], bb[2]), remU32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = remU32(a[i], b[i])
 	}
 }
 
 func remU32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = remU32(aa[0], y), remU32(aa[1], y), remU32(aa[2], y), remU32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = remU32(a[i], y)
 	}
 }
 
 func remU32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = remU32(x, bb[0]), remU32(x, bb[1]), remU32(x, bb[2]), remU32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = remU32(x, b[i])
 	}
 }
 
 func minU32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minU32(aa[0], bb[0]), minU32(aa[1], bb[1]), minU32(aa[2], bb[2]), minU32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minU32(a[i], b[i])
 	}
 }
 
 func minU32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minU32(aa[0], y), minU32(aa[1], y), minU32(aa[2], y), minU32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = minU32(a[i], y)
 	}
 }
 
 func minU32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = minU32(x, bb[0]), minU32(x, bb[1]), minU32(x, bb[2]), minU32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = minU32(x, b[i])
 	}
 }
 
 func maxU32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxU32(aa[0], bb[0]), maxU32(aa[1], bb[1]), maxU32(aa[2], bb[2]), maxU32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxU32(a[i], b[i])
 	}
 }
 
 func maxU32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxU32(aa[0], y), maxU32(aa[1], y), maxU32(aa[2], y), maxU32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxU32(a[i], y)
 	}
 }
 
 func maxU32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = maxU32(x, bb[0]), maxU32(x, bb[1]), maxU32(x, bb[2]), maxU32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = maxU32(x, b[i])
 	}
 }
 
 func shrU32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = shrU32(aa[0], bb[0]), shrU32(aa[1], bb[1]), shrU32(aa[2], bb[2]), shrU32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = shrU32(a[i], b[i])
 	}
 }
 
 func shrU32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = shrU32(aa[0], y), shrU32(aa[1], y), shrU32(aa[2], y), shrU32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = shrU32(a[i], y)
 	}
 }
 
 func shrU32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = shrU32(x, bb[0]), shrU32(x, bb[1]), shrU32(x, bb[2]), shrU32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = shrU32(x, b[i])
 	}
 }
 
 func ltU32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltU32(aa[0], bb[0]), ltU32(aa[1], bb[1]), ltU32(aa[2], bb[2]), ltU32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltU32(a[i], b[i])
 	}
 }
 
 func ltU32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltU32(aa[0], y), ltU32(aa[1], y), ltU32(aa[2], y), ltU32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltU32(a[i], y)
 	}
 }
 
 func ltU32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = ltU32(x, bb[0]), ltU32(x, bb[1]), ltU32(x, bb[2]), ltU32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = ltU32(x, b[i])
 	}
 }
 
 func leU32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leU32(aa[0], bb[0]), leU32(aa[1], bb[1]), leU32(aa[2], bb[2]), leU32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leU32(a[i], b[i])
 	}
 }
 
 func leU32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leU32(aa[0], y), leU32(aa[1], y), leU32(aa[2], y), leU32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = leU32(a[i], y)
 	}
 }
 
 func leU32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = leU32(x, bb[0]), leU32(x, bb[1]), leU32(x, bb[2]), leU32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = leU32(x, b[i])
 	}
 }
 
 func gtU32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtU32(aa[0], bb[0]), gtU32(aa[1], bb[1]), gtU32(aa[2], bb[2]), gtU32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtU32(a[i], b[i])
 	}
 }
 
 func gtU32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtU32(aa[0], y), gtU32(aa[1], y), gtU32(aa[2], y), gtU32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtU32(a[i], y)
 	}
 }
 
 func gtU32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = gtU32(x, bb[0]), gtU32(x, bb[1]), gtU32(x, bb[2]), gtU32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = gtU32(x, b[i])
 	}
 }
 
 func geU32_vv(d []uint32, a, b []uint32) {
 	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa, bb := d[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geU32(aa[0], bb[0]), geU32(aa[1], bb[1]), geU32(aa[2], bb[2]), geU32(aa[3], bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geU32(a[i], b[i])
 	}
 }
 
 func geU32_vu(d []uint32, a, b []uint32) {
 	a, y := a[:len(d)], b[0]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geU32(aa[0], y), geU32(aa[1], y), geU32(aa[2], y), geU32(aa[3], y)
+	}
+	for ; i < len(d); i++ {
 		d[i] = geU32(a[i], y)
 	}
 }
 
 func geU32_uv(d []uint32, a, b []uint32) {
 	x, b := a[0], b[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, bb := d[i:i+4:i+4], b[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = geU32(x, bb[0]), geU32(x, bb[1]), geU32(x, bb[2]), geU32(x, bb[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = geU32(x, b[i])
 	}
 }
 
 func negF32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = negF32(aa[0]), negF32(aa[1]), negF32(aa[2]), negF32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = negF32(a[i])
 	}
 }
 
 func absF32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = absF32(aa[0]), absF32(aa[1]), absF32(aa[2]), absF32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = absF32(a[i])
 	}
 }
 
 func sqrtF32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = sqrtF32(aa[0]), sqrtF32(aa[1]), sqrtF32(aa[2]), sqrtF32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = sqrtF32(a[i])
 	}
 }
 
 func floorF32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = floorF32(aa[0]), floorF32(aa[1]), floorF32(aa[2]), floorF32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = floorF32(a[i])
 	}
 }
 
 func negH16_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = negH16(aa[0]), negH16(aa[1]), negH16(aa[2]), negH16(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = negH16(a[i])
 	}
 }
 
 func absH16_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = absH16(aa[0]), absH16(aa[1]), absH16(aa[2]), absH16(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = absH16(a[i])
 	}
 }
 
 func sqrtH16_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = sqrtH16(aa[0]), sqrtH16(aa[1]), sqrtH16(aa[2]), sqrtH16(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = sqrtH16(a[i])
 	}
 }
 
 func floorH16_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = floorH16(aa[0]), floorH16(aa[1]), floorH16(aa[2]), floorH16(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = floorH16(a[i])
 	}
 }
 
 func negF64_v(d []uint64, a []uint64) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = negF64(aa[0]), negF64(aa[1]), negF64(aa[2]), negF64(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = negF64(a[i])
 	}
 }
 
 func absF64_v(d []uint64, a []uint64) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = absF64(aa[0]), absF64(aa[1]), absF64(aa[2]), absF64(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = absF64(a[i])
 	}
 }
 
 func sqrtF64_v(d []uint64, a []uint64) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = sqrtF64(aa[0]), sqrtF64(aa[1]), sqrtF64(aa[2]), sqrtF64(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = sqrtF64(a[i])
 	}
 }
 
 func floorF64_v(d []uint64, a []uint64) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = floorF64(aa[0]), floorF64(aa[1]), floorF64(aa[2]), floorF64(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = floorF64(a[i])
 	}
 }
 
 func negI32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = negI32(aa[0]), negI32(aa[1]), negI32(aa[2]), negI32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = negI32(a[i])
 	}
 }
 
 func notI32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = notI32(aa[0]), notI32(aa[1]), notI32(aa[2]), notI32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = notI32(a[i])
 	}
 }
 
 func absI32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = absI32(aa[0]), absI32(aa[1]), absI32(aa[2]), absI32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = absI32(a[i])
 	}
 }
 
 func notB_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = notB(aa[0]), notB(aa[1]), notB(aa[2]), notB(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = notB(a[i])
 	}
 }
 
 func cvtI32H16_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtI32H16(aa[0]), cvtI32H16(aa[1]), cvtI32H16(aa[2]), cvtI32H16(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtI32H16(a[i])
 	}
 }
 
 func cvtI32F32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtI32F32(aa[0]), cvtI32F32(aa[1]), cvtI32F32(aa[2]), cvtI32F32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtI32F32(a[i])
 	}
 }
 
 func cvtI32F64_v(d []uint64, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtI32F64(aa[0]), cvtI32F64(aa[1]), cvtI32F64(aa[2]), cvtI32F64(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtI32F64(a[i])
 	}
 }
 
 func cvtU32H16_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtU32H16(aa[0]), cvtU32H16(aa[1]), cvtU32H16(aa[2]), cvtU32H16(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtU32H16(a[i])
 	}
 }
 
 func cvtU32F32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtU32F32(aa[0]), cvtU32F32(aa[1]), cvtU32F32(aa[2]), cvtU32F32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtU32F32(a[i])
 	}
 }
 
 func cvtU32F64_v(d []uint64, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtU32F64(aa[0]), cvtU32F64(aa[1]), cvtU32F64(aa[2]), cvtU32F64(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtU32F64(a[i])
 	}
 }
 
 func cvtH16I32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtH16I32(aa[0]), cvtH16I32(aa[1]), cvtH16I32(aa[2]), cvtH16I32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtH16I32(a[i])
 	}
 }
 
 func cvtH16U32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtH16U32(aa[0]), cvtH16U32(aa[1]), cvtH16U32(aa[2]), cvtH16U32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtH16U32(a[i])
 	}
 }
 
 func cvtH16F32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtH16F32(aa[0]), cvtH16F32(aa[1]), cvtH16F32(aa[2]), cvtH16F32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtH16F32(a[i])
 	}
 }
 
 func cvtH16F64_v(d []uint64, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtH16F64(aa[0]), cvtH16F64(aa[1]), cvtH16F64(aa[2]), cvtH16F64(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtH16F64(a[i])
 	}
 }
 
 func cvtF32I32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtF32I32(aa[0]), cvtF32I32(aa[1]), cvtF32I32(aa[2]), cvtF32I32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtF32I32(a[i])
 	}
 }
 
 func cvtF32U32_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtF32U32(aa[0]), cvtF32U32(aa[1]), cvtF32U32(aa[2]), cvtF32U32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtF32U32(a[i])
 	}
 }
 
 func cvtF32H16_v(d []uint32, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtF32H16(aa[0]), cvtF32H16(aa[1]), cvtF32H16(aa[2]), cvtF32H16(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtF32H16(a[i])
 	}
 }
 
 func cvtF32F64_v(d []uint64, a []uint32) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtF32F64(aa[0]), cvtF32F64(aa[1]), cvtF32F64(aa[2]), cvtF32F64(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtF32F64(a[i])
 	}
 }
 
 func cvtF64I32_v(d []uint32, a []uint64) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtF64I32(aa[0]), cvtF64I32(aa[1]), cvtF64I32(aa[2]), cvtF64I32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtF64I32(a[i])
 	}
 }
 
 func cvtF64U32_v(d []uint32, a []uint64) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtF64U32(aa[0]), cvtF64U32(aa[1]), cvtF64U32(aa[2]), cvtF64U32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtF64U32(a[i])
 	}
 }
 
 func cvtF64H16_v(d []uint32, a []uint64) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtF64H16(aa[0]), cvtF64H16(aa[1]), cvtF64H16(aa[2]), cvtF64H16(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtF64H16(a[i])
 	}
 }
 
 func cvtF64F32_v(d []uint32, a []uint64) {
 	a = a[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		dd, aa := d[i:i+4:i+4], a[i:i+4:i+4]
+		dd[0], dd[1], dd[2], dd[3] = cvtF64F32(aa[0]), cvtF64F32(aa[1]), cvtF64F32(aa[2]), cvtF64F32(aa[3])
+	}
+	for ; i < len(d); i++ {
 		d[i] = cvtF64F32(a[i])
 	}
 }

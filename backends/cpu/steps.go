@@ -241,17 +241,34 @@ func (c *compiler) sel(in *ir.Inst) step {
 	return func(f *frame) {
 		w := f.w
 		for i := 0; i < n; i++ {
-			dd := w[d.off+i*d.n : d.off+i*d.n+d.n]
-			cc := w[cp.off+i*cstep : cp.off+i*cstep+cp.n]
-			aa, bb := w[a.off+i*a.n:a.off+i*a.n+a.n], w[b.off+i*b.n:b.off+i*b.n+b.n]
-			for j := range dd {
-				if cc[j&mc] != 0 {
-					dd[j] = aa[j&ma]
-				} else {
-					dd[j] = bb[j&mb]
-				}
-			}
+			sel32(w[d.off+i*d.n:d.off+i*d.n+d.n], w[cp.off+i*cstep:cp.off+i*cstep+cp.n],
+				w[a.off+i*a.n:a.off+i*a.n+a.n], w[b.off+i*b.n:b.off+i*b.n+b.n], mc, ma, mb)
 		}
+	}
+}
+
+// sel32 is d[i] = c[i] ? a[i] : b[i] without a branch (a bool word is 0 or 1), each operand
+// indexed through its mask (0: uniform, one word).
+func sel32(d, c, a, b []uint32, mc, ma, mb int) {
+	if mc&ma&mb == -1 {
+		c, a, b = c[:len(d)], a[:len(d)], b[:len(d)]
+		i := 0
+		for ; i+4 <= len(d); i += 4 {
+			dd, cc, aa, bb := d[i:i+4:i+4], c[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
+			dd[0] = bb[0] ^ (aa[0]^bb[0])&-cc[0]
+			dd[1] = bb[1] ^ (aa[1]^bb[1])&-cc[1]
+			dd[2] = bb[2] ^ (aa[2]^bb[2])&-cc[2]
+			dd[3] = bb[3] ^ (aa[3]^bb[3])&-cc[3]
+		}
+		for ; i < len(d); i++ {
+			x, y := a[i], b[i]
+			d[i] = y ^ (x^y)&-c[i]
+		}
+		return
+	}
+	for i := range d {
+		x, y := a[i&ma], b[i&mb]
+		d[i] = y ^ (x^y)&-c[i&mc]
 	}
 }
 
