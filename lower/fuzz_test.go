@@ -145,7 +145,7 @@ var lowerTargets = []lower.Caps{{}, {SubgroupSize: 8, DotI8x4: true, Float16: tr
 
 // FuzzLower builds random kernels through the DSL; the builder must never panic, every kernel it
 // accepts must lower for every target to IR that still verifies (Run checks after each pass), and
-// the SPIR-V emitted for it must pass spirv-val.
+// the SPIR-V emitted for it for every Vulkan version must pass spirv-val for that version.
 func FuzzLower(f *testing.F) {
 	for _, seed := range [][]byte{
 		{}, {1, 2, 3, 4, 5, 6, 7, 8}, {3, 5, 13, 0, 1, 14, 15, 2, 0, 0, 16, 3, 1, 9, 0},
@@ -179,11 +179,13 @@ func FuzzLower(f *testing.F) {
 				}
 				return true
 			})
-			m, err := vulkan.Emit(l, vulkan.EmitOptions{SubgroupSize: uint32(c.SubgroupSize)})
-			if err != nil {
-				t.Fatalf("caps %+v: emit: %v\n%s", c, err, l)
+			for _, env := range vulkan.Envs { // every Vulkan version the emitter targets
+				m, err := vulkan.Emit(l, vulkan.EmitOptions{SubgroupSize: uint32(c.SubgroupSize), Env: env})
+				if err != nil {
+					t.Fatalf("caps %+v, %s: emit: %v\n%s", c, env, err, l)
+				}
+				spirvVal(t, m.Words, l)
 			}
-			spirvVal(t, m.Words, l)
 		}
 	})
 }
