@@ -5,29 +5,41 @@
 // same kernel), and its MSL backend gives a second opinion on the MSL printer.
 //
 // The naga version is pinned (Version, in go.mod). SPIRV applies a fixed list of workarounds
-// for naga defects that change what a module means, each recorded in Result.Fixes and each
-// shown by a test that fails once naga no longer has the defect:
+// for naga defects that change what a module means on lavapipe, each recorded in Result.Fixes
+// and each shown by a test (naga_test.go) that fails once naga no longer has the defect:
 //
 //   - atomicLoad and atomicStore come out as plain OpLoad and OpStore (a data race with the
-//     atomics on the same memory): they are rewritten to OpAtomicLoad and OpAtomicStore.
+//     atomics on the same memory): they are rewritten to relaxed OpAtomicLoad and
+//     OpAtomicStore. The atomic variables are found from the WGSL: storage buffers by binding,
+//     workgroup variables by declaration order, and any variable an atomic read-modify-write
+//     touches.
 //   - every atomic gets Device scope and AcquireRelease|UniformMemory semantics, also on
-//     workgroup memory, whose memory class those semantics do not even name; on lavapipe a
-//     compare-exchange loop on workgroup memory with them does not give the atomic's result.
-//     Atomics on workgroup memory get Workgroup scope and relaxed semantics, as WGSL defines
-//     them (and as onesource's own SPIR-V has them).
+//     workgroup memory, whose storage class those semantics do not even name. WGSL's atomics
+//     are relaxed. On lavapipe, a compare-exchange loop on workgroup memory with naga's words
+//     loses adds (a workgroup of 64 adding 1.0 sums to 8), and a storage-buffer atomic with
+//     those semantics in a branch that never runs (a bounds-checked kernel's report) is enough
+//     to lose a workgroup reduction's result. Every atomic is made relaxed, and atomics on
+//     workgroup memory get Workgroup scope (as onesource's own SPIR-V has them).
+//   - WGSL has no NoContraction, so naga's SPIR-V has none, and Mesa rewrites the undecorated
+//     float operations: lavapipe turns (x + C) - C into x, the rounding step of the portable
+//     exp, so transcendental cells differ by far more than an ulp. Every float operation of
+//     naga's words is decorated NoContraction, so the driver computes the operations the WGSL
+//     text writes. (This is the contract's caveat for WGSL itself: a WebGPU implementation
+//     whose compiler treats WGSL's float operations as reassociable does not keep it.)
 //   - the default SPIR-V options declare StorageInputOutput16 whenever f16 is used, though a
 //     compute shader has no f16 inputs or outputs; lavapipe does not have it. SPIRV turns the
-//     option off.
+//     option off (VulkanModule refuses a module that still declares it).
 //
 // Defects that need no workaround here, each shown by a test too: a workgroup size given by
-// an override becomes 1x1x1 (package webgpu writes literal sizes); WGSL's float != is written
-// as an ordered compare (package webgpu writes !(a == b)); hex float literals and the requires
-// directive do not parse (package webgpu writes decimal literals and a comment). naga writes
-// no NoContraction decoration, because WGSL has none: a driver may fuse a*b+c in naga's
-// SPIR-V. Mesa's lavapipe never does, so the outputs still compare; on another driver a
-// difference between naga's SPIR-V and onesource's would be a contraction, not a wrong
-// lowering. naga does not run WGSL's uniformity analysis either: a module it accepts may still
-// be rejected by Dawn/Tint for a barrier in control flow WGSL cannot prove uniform.
+// an override becomes LocalSize 1x1x1 (package webgpu writes literal sizes; VulkanModule checks
+// LocalSize against the module's workgroup size); WGSL's float != is written as an ordered
+// compare (package webgpu writes !(a == b)); hex float literals and the requires directive do
+// not parse (package webgpu writes decimal literals and puts requires in a comment). naga does
+// not run WGSL's uniformity analysis either: a module it accepts may still be rejected by
+// Dawn/Tint for a barrier in control flow WGSL cannot prove uniform.
+//
+// naga's MSL (MSL) does not pass the project's MSL host check (backends/metal.HostCheck): its
+// shim metal_stdlib declares what onesource's own printer uses (see TestMSLSecondOpinion).
 package nagacheck
 
 import (
@@ -147,7 +159,7 @@ func SPIRV(src string, o Options) (*Result, error) {
 	}
 	r := &Result{Raw: raw}
 	if !o.Raw {
-		if n := fixAtomicAccess(m, atomicBindings(src)); n > 0 {
+		if n := fixAtomicAccess(m, atomicBindings(src), atomicWorkgroupVars(src)); n > 0 {
 			r.Fixes = append(r.Fixes, Fix{"atomicLoad/atomicStore written as plain OpLoad/OpStore: made OpAtomicLoad/OpAtomicStore", n})
 		}
 		if n := addNoContraction(m); n > 0 {
@@ -177,9 +189,23 @@ func atomicBindings(src string) map[uint32]bool {
 	return out
 }
 
+var workgroupVarRE = regexp.MustCompile(`(?m)^\s*var<workgroup>\s*[A-Za-z_][A-Za-z0-9_]*\s*:\s*([^;]*);`)
+
+// atomicWorkgroupVars reports, for each module-scope var<workgroup> of src in declaration order,
+// whether its type holds atomics.
+func atomicWorkgroupVars(src string) []bool {
+	var out []bool
+	for _, m := range workgroupVarRE.FindAllStringSubmatch(src, -1) {
+		out = append(out, strings.Contains(m[1], "atomic<"))
+	}
+	return out
+}
+
 // atomicRoots returns the variables m accesses atomically: those any atomic instruction's
-// pointer points into, and the storage buffers bound at the given bindings.
-func atomicRoots(m *module, p *pointers, bindings map[uint32]bool) map[uint32]bool {
+// pointer points into, the storage buffers bound at the given bindings, and the workgroup
+// variables wg marks (by declaration order, which naga keeps; used only when m has exactly as
+// many workgroup variables as the source declares).
+func atomicRoots(m *module, p *pointers, bindings map[uint32]bool, wg []bool) map[uint32]bool {
 	roots := map[uint32]bool{}
 	for _, in := range m.insts {
 		if ptr, _, _, ok := atomicOperands(in); ok {
@@ -192,6 +218,22 @@ func atomicRoots(m *module, p *pointers, bindings map[uint32]bool) map[uint32]bo
 			roots[v] = true
 		}
 	}
+	var wgVars []uint32
+	for _, in := range m.insts {
+		if in.op == opFunction {
+			break
+		}
+		if in.op == opVariable && in.args[2] == storageClassWorkgroup {
+			wgVars = append(wgVars, in.args[1])
+		}
+	}
+	if len(wgVars) == len(wg) {
+		for i, atomic := range wg {
+			if atomic {
+				roots[wgVars[i]] = true
+			}
+		}
+	}
 	return roots
 }
 
@@ -199,9 +241,9 @@ func atomicRoots(m *module, p *pointers, bindings map[uint32]bool) map[uint32]bo
 // variables (what naga makes of atomicLoad and atomicStore) into relaxed atomic loads and
 // stores: Device scope in storage buffers, Workgroup scope in workgroup memory. It returns how
 // many it rewrote.
-func fixAtomicAccess(m *module, bindings map[uint32]bool) int {
+func fixAtomicAccess(m *module, bindings map[uint32]bool, wg []bool) int {
 	p := m.pointers()
-	roots := atomicRoots(m, p, bindings)
+	roots := atomicRoots(m, p, bindings, wg)
 	c := m.constants()
 	n := 0
 	scopeOf := func(ptr uint32) uint32 {
