@@ -13,8 +13,10 @@
 //     over a width W that belongs to the op (Width and the table below), never to a schedule.
 //   - The float-path dot over quantized weights (dot_units.go): 32-value units, each format's
 //     in-block order (UnitPartial).
-//   - Portable math (math.go): Exp, Log, Tanh, Sin, Cos, Sqrt, Rsqrt, Silu, Gelu, Swiglu, each a
-//     fixed sequence of basic float32 operations written out in its doc comment.
+//   - Portable math (math.go): Exp, Exp2, Log, Log2, Pow, Tanh, Sin, Cos, Erf, Sqrt, Rsqrt, Silu,
+//     Gelu, Swiglu, each a fixed sequence of basic float32 operations written out in its doc
+//     comment; the exact Floor, Ceil, Trunc, Round, Abs, Copysign, Min, Max, MinNum, MaxNum,
+//     Clamp and Fma; MathOps and NativeOps (ops_math.go), the functions of the math cells.
 //   - Ops (ops.go, ops_matvec.go): AddF32, MulF32, ScaleF32, SiluF32, GeluF32, SwigluF32,
 //     RMSNormF32, AddRMSNormF32, SoftmaxF32, RopeF32 (+ RopeFreqs), GetRows, QuantizeQ8_1, MatVec
 //     (float path), MatVecQ8 and DotQ8 (quantized-activation integer path).
@@ -29,8 +31,9 @@
 // 1. No contraction. a*b+c is always two roundings: the product is rounded to float32, then the
 // sum. No op of the oracle uses a fused multiply-add. A backend must forbid contraction (SPIR-V
 // NoContraction on every float operation, never spirv-opt or glslc -O; CUDA/HIP -fmad=false or
-// __fmul_rn/__fadd_rn; MSL fast math and contraction off). An explicit FMA is a per-backend fast
-// path that conformance reports as inexact where it differs.
+// __fmul_rn/__fadd_rn; MSL fast math and contraction off). An explicit fused multiply-add is Fma:
+// a*b+c exact, rounded once, on every backend (the device's fma where it is promised to round
+// once, an exact integer emulation elsewhere).
 //
 // 2. Basic operations. float32 + - * / and sqrt are IEEE 754 binary32, round to nearest, ties to
 // even, correctly rounded. Where a device's instruction is not correctly rounded (Vulkan permits
@@ -44,9 +47,12 @@
 // rounded. They use, besides + - * / and comparisons, only these integer/bit steps: reading the
 // low bits of a float32 (the quadrant of Sin/Cos), building 2^k from its exponent bits (Exp), and
 // reading or replacing the exponent field (Log). A kernel that performs the same steps gets the
-// same bits on every device. Native fast versions (exp2, __expf, ...) are an explicit opt-in with
-// a declared ULP bound. Measured accuracy: Exp < 1 ULP, Log < 1 ULP, Tanh < 1.5 ULP, Sin and Cos
-// <= 2.5 ULP for |x| <= 12800 (absolute error <= 1e-7), Rsqrt <= 1.5 ULP.
+// same bits on every device. Exp2, Log2, Pow and Erf follow the same rules (Log2 and Pow carry the
+// logarithm as a pair of float32 values, with error-free transformations written out). Native
+// fast versions (the device's exp, __expf, ...) are an explicit opt-in whose outputs are judged
+// against a declared ULP bound and reported inexact, never bit-exact. Measured accuracy: Exp < 1
+// ULP, Log < 1 ULP, Exp2 <= 1.5, Log2 <= 0.51, Pow <= 1.5, Erf <= 1.5, Tanh < 1.5 ULP, Sin and
+// Cos <= 2.5 ULP for |x| <= 12800 (absolute error <= 1e-7), Rsqrt <= 1.5 ULP.
 //
 // 4. Reductions have one canonical order, which depends on neither the device's subgroup size
 // nor the schedule (workgroup size, layout, anything a tuner may change). Each op declares a
