@@ -107,7 +107,10 @@ func BackendNames() []string {
 }
 
 func emitSPIRV(k *ir.Kernel) ([]byte, prebuilt.Artifact, error) {
-	m, err := vulkan.Compile(k, vulkan.PortableCaps)
+	// The oldest environment the emitter targets: SPIR-V 1.3 with the extensions the kernel
+	// needs runs on every Vulkan 1.1 driver (MoltenVK, older Android and desktop drivers) and
+	// on every newer one.
+	m, err := vulkan.CompileWith(k, vulkan.PortableCaps, vulkan.EmitOptions{Env: vulkan.Vulkan1_1})
 	if err != nil {
 		return nil, prebuilt.Artifact{}, err
 	}
