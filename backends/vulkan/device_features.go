@@ -12,7 +12,8 @@ type featureDesc struct {
 	vk       string // where Vulkan states it
 	property bool   // a property the device has or has not: nothing to enable
 	// ext is the device extension that carries the feature on a device used below core, the
-	// Vulkan version that made it core ("" and 0: core in every version the runtime takes).
+	// Vulkan version that made it core ("" and 0: core in every version the runtime takes;
+	// versionNever: an extension in every version).
 	ext   string
 	core  Version
 	field func(f *Features) *bool
@@ -100,6 +101,18 @@ var features = []featureDesc{
 		field:     func(f *Features) *bool { return &f.SubgroupArithmetic },
 		supported: func(_ *featureChain, sg subgroupProps) bool { return sg.has(vkSubgroupFeatureArithmeticBit) },
 	},
+	{
+		name: "AtomicFloat32Add", vk: "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.shaderBufferFloat32AtomicAdd and shaderSharedFloat32AtomicAdd",
+		ext: extAtomicFloat, core: versionNever,
+		field: func(f *Features) *bool { return &f.AtomicFloat32Add },
+		enable: func(c *featureChain) {
+			c.afl.ShaderBufferFloat32AtomicAdd = vkTrue
+			c.afl.ShaderSharedFloat32AtomicAdd = vkTrue
+		},
+		supported: func(c *featureChain, _ subgroupProps) bool {
+			return c.afl.ShaderBufferFloat32AtomicAdd != 0 && c.afl.ShaderSharedFloat32AtomicAdd != 0
+		},
+	},
 }
 
 // featureList names the features set in f, e.g. "Int8, IntegerDotProduct".
@@ -117,7 +130,7 @@ func featureList(f Features) string {
 }
 
 // The device extensions that carry features (and subgroup size control) on a device used below
-// the Vulkan version that made them core.
+// the Vulkan version that made them core, or in every version (extAtomicFloat).
 const (
 	ext16BitStorage        = "VK_KHR_16bit_storage"              // core in 1.1
 	ext8BitStorage         = "VK_KHR_8bit_storage"               // core in 1.2
@@ -125,7 +138,12 @@ const (
 	extDriverProperties    = "VK_KHR_driver_properties"          // core in 1.2
 	extIntegerDotProduct   = "VK_KHR_shader_integer_dot_product" // core in 1.3
 	extSubgroupSizeControl = "VK_EXT_subgroup_size_control"      // core in 1.3
+	extAtomicFloat         = "VK_EXT_shader_atomic_float"        // never core
 )
+
+// versionNever is featureDesc.core for a feature no Vulkan version made core: it is above every
+// version a device is used at.
+const versionNever = ^Version(0)
 
 // featureChain is VkPhysicalDeviceFeatures2 with the feature structs of the version a device is
 // used at chained behind it. It both receives what a device supports
@@ -136,7 +154,8 @@ const (
 // 1.2 (or 1.3) those structs may not be used; the same features come in the structs of the
 // extensions that carried them (s16, s8, f16i8, dot, sgsc), chained instead where the device
 // has the extension, and copied to (fromExtensions) and from (toExtensions) the canonical
-// fields.
+// fields. The float atomics struct (afl) of VK_EXT_shader_atomic_float, core in no version, is
+// chained at every version where the device has the extension and read and set in place.
 type featureChain struct {
 	f2  vkPhysicalDeviceFeatures2
 	v11 vkPhysicalDeviceVulkan11Features
@@ -148,6 +167,7 @@ type featureChain struct {
 	f16i8 vkPhysicalDeviceShaderFloat16Int8Features       // VK_KHR_shader_float16_int8, below 1.2
 	dot   vkPhysicalDeviceShaderIntegerDotProductFeatures // VK_KHR_shader_integer_dot_product, below 1.3
 	sgsc  vkPhysicalDeviceSubgroupSizeControlFeatures     // VK_EXT_subgroup_size_control, below 1.3
+	afl   vkPhysicalDeviceShaderAtomicFloatFeaturesEXT    // VK_EXT_shader_atomic_float, every version
 
 	version Version // the version the device is used at
 }
@@ -165,6 +185,7 @@ func newFeatureChain(version Version, exts map[string]bool) *featureChain {
 	c.f16i8.SType = vkStructureTypePhysicalDeviceShaderFloat16Int8Features
 	c.dot.SType = vkStructureTypePhysicalDeviceShaderIntegerDotProductFeatures
 	c.sgsc.SType = vkStructureTypePhysicalDeviceSubgroupSizeControlFeatures
+	c.afl.SType = vkStructureTypePhysicalDeviceShaderAtomicFloatFeaturesExt
 	c.link(exts)
 	return c
 }
@@ -172,9 +193,10 @@ func newFeatureChain(version Version, exts map[string]bool) *featureChain {
 // link chains the structs the version allows: the Vulkan 1.1/1.2 structs from 1.2 (else the
 // 16-bit storage struct and those of the 8-bit storage and float16/int8 extensions in exts),
 // the 1.3 struct from 1.3 (else those of the integer dot product and subgroup size control
-// extensions in exts).
+// extensions in exts), and at every version the float atomics struct where exts has
+// VK_EXT_shader_atomic_float.
 func (c *featureChain) link(exts map[string]bool) {
-	for _, p := range []*unsafe.Pointer{&c.f2.PNext, &c.v11.PNext, &c.v12.PNext, &c.v13.PNext, &c.s16.PNext, &c.s8.PNext, &c.f16i8.PNext, &c.dot.PNext, &c.sgsc.PNext} {
+	for _, p := range []*unsafe.Pointer{&c.f2.PNext, &c.v11.PNext, &c.v12.PNext, &c.v13.PNext, &c.s16.PNext, &c.s8.PNext, &c.f16i8.PNext, &c.dot.PNext, &c.sgsc.PNext, &c.afl.PNext} {
 		*p = nil
 	}
 	tail := &c.f2.PNext
@@ -203,6 +225,9 @@ func (c *featureChain) link(exts map[string]bool) {
 		if exts[extSubgroupSizeControl] {
 			add(unsafe.Pointer(&c.sgsc), &c.sgsc.PNext)
 		}
+	}
+	if exts[extAtomicFloat] {
+		add(unsafe.Pointer(&c.afl), &c.afl.PNext)
 	}
 }
 
@@ -253,6 +278,9 @@ func (c *featureChain) toExtensions() []string {
 			exts = append(exts, extSubgroupSizeControl)
 		}
 	}
+	if c.afl.ShaderBufferFloat32AtomicAdd != 0 || c.afl.ShaderSharedFloat32AtomicAdd != 0 {
+		exts = append(exts, extAtomicFloat)
+	}
 	set := map[string]bool{}
 	for _, x := range exts {
 		set[x] = true
@@ -265,7 +293,8 @@ func (c *featureChain) toExtensions() []string {
 // extensions it needs: exactly the VkBool32s behind the non-property fields set in f, plus
 // subgroupSizeControl and computeFullSubgroups when subgroupControl is set (pipelines that
 // require a subgroup size need both), in the Vulkan 1.1-1.3 structs or, below 1.2 and 1.3, in
-// the structs of the extensions that carry them. Nothing else is set.
+// the structs of the extensions that carry them (the float atomics in their extension's struct
+// at every version). Nothing else is set.
 func enableChain(f Features, subgroupControl bool, version Version) (*featureChain, []string) {
 	c := newFeatureChain(version, nil)
 	for _, d := range features {
@@ -307,7 +336,10 @@ func describeMissing(m []featureDesc) string {
 	var parts []string
 	for _, d := range m {
 		where := d.vk
-		if d.ext != "" && d.core > version11 {
+		switch {
+		case d.ext != "" && d.core == versionNever:
+			where += "; " + d.ext
+		case d.ext != "" && d.core > version11:
 			where += fmt.Sprintf("; %s before Vulkan %d.%d", d.ext, d.core.Major(), d.core.Minor())
 		}
 		parts = append(parts, d.name+" ("+where+")")

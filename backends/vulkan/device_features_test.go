@@ -24,6 +24,21 @@ var wantVkFeature = map[string]string{
 	"SubgroupBasic":     "",
 	// SubgroupArithmetic is a property too.
 	"SubgroupArithmetic": "",
+	// AtomicFloat32Add is two VkBool32s of VK_EXT_shader_atomic_float (core in no version): see
+	// wantExtOnly.
+	"AtomicFloat32Add": "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.shaderBufferFloat32AtomicAdd and shaderSharedFloat32AtomicAdd",
+}
+
+// wantExtOnly are the features no Vulkan version made core, from the specification: the
+// VkBool32s that carry them at every version and the device extension that must be enabled.
+var wantExtOnly = map[string]struct {
+	vk  []string
+	ext string
+}{
+	"AtomicFloat32Add": {[]string{
+		"VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.shaderBufferFloat32AtomicAdd",
+		"VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.shaderSharedFloat32AtomicAdd",
+	}, "VK_EXT_shader_atomic_float"},
 }
 
 // wantOlder is where a feature lives on a device used below the version that made it core (the
@@ -56,6 +71,7 @@ var chainStructs = map[int32]struct {
 	1000082000: {"VkPhysicalDeviceShaderFloat16Int8Features", 0, version12},
 	1000280000: {"VkPhysicalDeviceShaderIntegerDotProductFeatures", 0, version13},
 	1000225002: {"VkPhysicalDeviceSubgroupSizeControlFeatures", 0, version13},
+	1000260000: {"VkPhysicalDeviceShaderAtomicFloatFeaturesEXT", 0, 0},
 }
 
 // setBools walks the chain from f2 as a driver would and returns "Struct.field" for every
@@ -67,7 +83,7 @@ func setBools(t *testing.T, c *featureChain, version Version) []string {
 	structsOf := map[unsafe.Pointer]any{
 		unsafe.Pointer(&c.f2): c.f2, unsafe.Pointer(&c.v11): c.v11, unsafe.Pointer(&c.v12): c.v12, unsafe.Pointer(&c.v13): c.v13,
 		unsafe.Pointer(&c.s16): c.s16, unsafe.Pointer(&c.s8): c.s8, unsafe.Pointer(&c.f16i8): c.f16i8,
-		unsafe.Pointer(&c.dot): c.dot, unsafe.Pointer(&c.sgsc): c.sgsc,
+		unsafe.Pointer(&c.dot): c.dot, unsafe.Pointer(&c.sgsc): c.sgsc, unsafe.Pointer(&c.afl): c.afl,
 	}
 	var set []string
 	seen := map[int32]bool{}
@@ -160,7 +176,12 @@ func TestEnableChain(t *testing.T) {
 					if !rf.Field(i).Bool() || wantVkFeature[name] == "" {
 						continue
 					}
-					if o, ok := wantOlder[name]; ok && version < o.below {
+					if x, ok := wantExtOnly[name]; ok {
+						want = append(want, x.vk...)
+						if !slices.Contains(wantExt, x.ext) {
+							wantExt = append(wantExt, x.ext)
+						}
+					} else if o, ok := wantOlder[name]; ok && version < o.below {
 						want = append(want, o.vk)
 						if o.ext != "" && !slices.Contains(wantExt, o.ext) {
 							wantExt = append(wantExt, o.ext)
@@ -217,6 +238,24 @@ func TestSupportedFeatures(t *testing.T) {
 	if s := describeMissing(m); !strings.Contains(s, "VK_KHR_shader_integer_dot_product before Vulkan 1.3") {
 		t.Errorf("missing: %q does not name the extension", s)
 	}
+	// Native f32 atomic adds need both the buffer and the shared one; the extension is named
+	// without a version (core in none).
+	for _, tc := range []struct {
+		buffer, shared uint32
+		want           bool
+	}{{vkTrue, vkTrue, true}, {vkTrue, vkFalse, false}, {vkFalse, vkTrue, false}, {vkFalse, vkFalse, false}} {
+		c := newFeatureChain(version13, map[string]bool{"VK_EXT_shader_atomic_float": true})
+		c.afl.ShaderBufferFloat32AtomicAdd = tc.buffer
+		c.afl.ShaderSharedFloat32AtomicAdd = tc.shared
+		c.afl.ShaderBufferFloat32Atomics = vkTrue // loads, stores and exchanges: not what the field means
+		if got := supportedFeatures(c, subgroupProps{}).AtomicFloat32Add; got != tc.want {
+			t.Errorf("buffer add %d, shared add %d: AtomicFloat32Add %v, want %v", tc.buffer, tc.shared, got, tc.want)
+		}
+	}
+	m = missingFeatures(Features{AtomicFloat32Add: true}, Features{})
+	if s := describeMissing(m); !strings.HasSuffix(s, "shaderSharedFloat32AtomicAdd; VK_EXT_shader_atomic_float)") {
+		t.Errorf("missing: %q", s)
+	}
 	if s := featureList(Features{Int16: true, SubgroupShuffle: true}); s != "Int16, SubgroupShuffle" {
 		t.Errorf("featureList: %q", s)
 	}
@@ -238,17 +277,18 @@ func TestSupportedFeatures(t *testing.T) {
 // TestFeatureChainVersions checks that the query chain holds only the structs the device's
 // version allows, and the extension structs only where the device has the extension.
 func TestFeatureChainVersions(t *testing.T) {
-	all := map[string]bool{"VK_KHR_8bit_storage": true, "VK_KHR_shader_float16_int8": true, "VK_KHR_shader_integer_dot_product": true, "VK_EXT_subgroup_size_control": true}
+	all := map[string]bool{"VK_KHR_8bit_storage": true, "VK_KHR_shader_float16_int8": true, "VK_KHR_shader_integer_dot_product": true, "VK_EXT_subgroup_size_control": true, "VK_EXT_shader_atomic_float": true}
 	for _, tc := range []struct {
 		version Version
 		exts    map[string]bool
 		want    []string
 	}{
 		{version11, nil, []string{"VkPhysicalDevice16BitStorageFeatures"}},
-		{version11, all, []string{"VkPhysicalDevice16BitStorageFeatures", "VkPhysicalDevice8BitStorageFeatures", "VkPhysicalDeviceShaderFloat16Int8Features", "VkPhysicalDeviceShaderIntegerDotProductFeatures", "VkPhysicalDeviceSubgroupSizeControlFeatures"}},
+		{version11, all, []string{"VkPhysicalDevice16BitStorageFeatures", "VkPhysicalDevice8BitStorageFeatures", "VkPhysicalDeviceShaderFloat16Int8Features", "VkPhysicalDeviceShaderIntegerDotProductFeatures", "VkPhysicalDeviceSubgroupSizeControlFeatures", "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT"}},
 		{version12, nil, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features"}},
-		{version12, all, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceShaderIntegerDotProductFeatures", "VkPhysicalDeviceSubgroupSizeControlFeatures"}},
-		{version13, all, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceVulkan13Features"}},
+		{version12, all, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceShaderIntegerDotProductFeatures", "VkPhysicalDeviceSubgroupSizeControlFeatures", "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT"}},
+		{version13, nil, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceVulkan13Features"}},
+		{version13, all, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceVulkan13Features", "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT"}},
 	} {
 		c := newFeatureChain(tc.version, tc.exts)
 		var got []string

@@ -165,7 +165,8 @@ func TestDevicesInfo(t *testing.T) {
 			t.Errorf("lavapipe subgroups: %d [%d..%d] control %v", d.SubgroupSize, d.MinSubgroupSize, d.MaxSubgroupSize, d.SubgroupSizeControl)
 		}
 		all := Features{Int8: true, Int16: true, Float16: true, Float64: true, StorageBuffer8: true,
-			StorageBuffer16: true, IntegerDotProduct: true, SubgroupShuffle: true, SubgroupBasic: true, SubgroupArithmetic: true}
+			StorageBuffer16: true, IntegerDotProduct: true, SubgroupShuffle: true, SubgroupBasic: true, SubgroupArithmetic: true,
+			AtomicFloat32Add: true} // vulkaninfo: shaderBufferFloat32AtomicAdd and shaderSharedFloat32AtomicAdd true
 		if d.Features != all {
 			t.Errorf("lavapipe features %+v, want all", d.Features)
 		}

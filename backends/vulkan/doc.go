@@ -28,6 +28,12 @@
 //   - Builtins: GlobalInvocationId, LocalInvocationId, WorkgroupId, NumWorkgroups (uvec3, one
 //     component extracted), LocalInvocationIndex, SubgroupSize, SubgroupLocalInvocationId and
 //     SubgroupId (GroupNonUniform).
+//   - Atomics: on buffers at Device scope, on shared arrays at Workgroup scope, Relaxed
+//     semantics; i32/u32 ones are the core OpAtomic* instructions. An f32 add (left by the
+//     lowering when Caps.AtomicFloatAdd, which CapsFor sets from the device's AtomicFloat32Add)
+//     is OpAtomicFAddEXT, with the AtomicFloat32AddEXT capability and
+//     SPV_EXT_shader_atomic_float_add in every environment; without it package lower writes a
+//     compare-exchange loop on the u32 bits.
 //
 // # The numeric contract in SPIR-V
 //

@@ -343,6 +343,7 @@ func (e *spvEmitter) module() *Module {
 		SubgroupBasic:     c[spvCapGroupNonUniform],
 
 		SubgroupArithmetic: c[spvCapGroupNonUniformArithmetic],
+		AtomicFloat32Add:   c[spvCapAtomicFloat32AddEXT],
 	}
 	return mod
 }

@@ -89,11 +89,13 @@ const (
 	capStorageBuffer16 = 4433
 	capStorageBuffer8  = 4448
 	capDotProduct      = 6019
+	capAtomicFloat32   = 6033 // AtomicFloat32AddEXT
 )
 
 // wantExtensions is the OpExtension set a module with caps needs in env, derived from the
 // SPIR-V specification: SPV_KHR_16bit_storage is core from SPIR-V 1.3, SPV_KHR_8bit_storage
-// from 1.5, SPV_KHR_integer_dot_product from 1.6.
+// from 1.5, SPV_KHR_integer_dot_product from 1.6; SPV_EXT_shader_atomic_float_add is core in
+// none.
 func wantExtensions(env vulkan.Env, caps []uint32) []string {
 	var out []string
 	v := wantSPIRV[env]
@@ -105,6 +107,9 @@ func wantExtensions(env vulkan.Env, caps []uint32) []string {
 	}
 	if slices.Contains(caps, capDotProduct) && v < 0x00010600 {
 		out = append(out, "SPV_KHR_integer_dot_product")
+	}
+	if slices.Contains(caps, capAtomicFloat32) {
+		out = append(out, "SPV_EXT_shader_atomic_float_add")
 	}
 	slices.Sort(out)
 	return out

@@ -18,6 +18,8 @@ var goldenCases = []string{
 	"cf_loops", "cf_terminating_branches", "cf_return_in_continuing", "names_and_consts",
 	// Vulkan 1.1 (SPIR-V 1.3): the extensions, the Input-only interface, the splatted select.
 	"narrow_storage@vulkan1.1", "dot_shuffle@vulkan1.1", "arith_vec4_f32@vulkan1.1",
+	// Native f32 atomic adds (SPV_EXT_shader_atomic_float_add in every environment).
+	"atomics_f32@vulkan1.1",
 }
 
 // TestGolden compares the spirv-dis text of representative kernels, preceded by their IR as

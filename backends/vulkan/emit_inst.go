@@ -592,6 +592,11 @@ func (e *spvEmitter) atomic(in *ir.Inst, args []uint32) uint32 {
 	signed := elem.Scalar.IsSigned()
 	switch ir.AtomicOp(in.Aux) {
 	case ir.AtomicAdd:
+		if elem.Scalar == ir.F32 {
+			// Native f32 add (lower.Caps.AtomicFloatAdd, the device's AtomicFloat32Add).
+			m.capability(spvCapAtomicFloat32AddEXT)
+			return e.op(spvOpAtomicFAddEXT, t, ptr, sc, sem, args[1])
+		}
 		return e.op(spvOpAtomicIAdd, t, ptr, sc, sem, args[1])
 	case ir.AtomicMin:
 		if signed {
@@ -841,8 +846,11 @@ func (e *spvEmitter) checkShape(in *ir.Inst) error {
 				} else {
 					elem = k.Shared[in.Ref].Elem
 				}
-				if elem.Scalar == ir.F32 {
-					return e.errAt(in.Pos, "atomic %s on f32 elements: the SPIR-V target takes no native float atomics (lower with Caps.AtomicFloatAdd false expands them into compare-exchange loops)", ir.AtomicOp(in.Aux))
+				if elem.Scalar == ir.F32 && ir.AtomicOp(in.Aux) != ir.AtomicAdd {
+					return e.errAt(in.Pos, "atomic %s on f32 elements: the SPIR-V target's only native float atomic is add (SPV_EXT_shader_atomic_float_add)", ir.AtomicOp(in.Aux))
+				}
+				if elem.Scalar == ir.F32 && in.Type != ir.TF32 {
+					return e.errAt(in.Pos, "atomic add on f32 elements with result type %s", in.Type)
 				}
 			}
 		}

@@ -216,6 +216,20 @@ var emitCases = []emitCase{
 			b.St(out, b.Bin(ir.OpAdd, b.Bin(ir.OpMul, g, b.U32(32)), b.U32(uint32(i))), r)
 		}
 	}},
+	// Native f32 atomic adds (lower.Caps.AtomicFloatAdd) on a buffer and a shared array, their
+	// results used.
+	{name: "atomics_f32", want: vulkan.Features{AtomicFloat32Add: true}, build: func(b *irtest.Builder) {
+		hist := b.Buffer("hist", f32, ir.ReadWrite)
+		tally := b.Shared("tally", f32, 8)
+		out := b.Buffer("out", f32, ir.WriteOnly)
+		g := b.GID()
+		bin := b.Bin(ir.OpAnd, g, b.U32(7))
+		w := b.Conv(f32, g)
+		r1 := b.Atomic(ir.MemShared, tally, ir.AtomicAdd, bin, w)
+		b.Barrier()
+		r2 := b.Atomic(ir.MemBuffer, hist, ir.AtomicAdd, bin, b.Load(ir.MemShared, tally, bin))
+		b.St(out, g, b.Bin(ir.OpAdd, r1, r2))
+	}},
 	{name: "dot_shuffle", sub: 8, want: vulkan.Features{IntegerDotProduct: true, SubgroupShuffle: true, SubgroupBasic: true}, build: shared("dot_shuffle")},
 	{name: "cf_nested_if", build: shared("cf_nested_if")},
 	{name: "cf_loops", build: shared("cf_loops")},
@@ -277,6 +291,7 @@ func featureNames(f vulkan.Features) string {
 	add(f.SubgroupShuffle, "SubgroupShuffle")
 	add(f.SubgroupBasic, "SubgroupBasic")
 	add(f.SubgroupArithmetic, "SubgroupArithmetic")
+	add(f.AtomicFloat32Add, "AtomicFloat32Add")
 	return "{" + strings.Join(s, " ") + "}"
 }
 
@@ -406,6 +421,13 @@ func TestEmitErrors(t *testing.T) {
 		{Name: "break_outside", WorkgroupSize: [3]uint32{1, 1, 1}, Body: &ir.Block{Insts: []*ir.Inst{{Op: ir.OpBreak}}}},
 		{Name: "bad_op", WorkgroupSize: [3]uint32{1, 1, 1}, Body: &ir.Block{Insts: []*ir.Inst{{Op: ir.Op(200)}}}},
 		{Name: "nil_args", WorkgroupSize: [3]uint32{1, 1, 1}, Body: &ir.Block{Insts: []*ir.Inst{{Op: ir.OpAdd, Type: f32, Args: []*ir.Inst{nil, nil}}}}},
+	}
+	// An f32 atomic other than add (the verifier refuses it; unverified IR still gets an error).
+	idx, val := &ir.Inst{Op: ir.OpConst, Type: u32}, &ir.Inst{Op: ir.OpConst, Type: f32}
+	fmin := &ir.Inst{Op: ir.OpAtomic, Type: f32, Mem: ir.MemBuffer, Aux: uint64(ir.AtomicMin), Args: []*ir.Inst{idx, val}}
+	fk := &ir.Kernel{Name: "f32_atomic_min", WorkgroupSize: [3]uint32{1, 1, 1}, Buffers: []*ir.Buffer{{Name: "b", Elem: f32, Access: ir.ReadWrite}}, Body: &ir.Block{Insts: []*ir.Inst{idx, val, fmin}}}
+	if _, err := vulkan.Emit(fk, vulkan.EmitOptions{}); err == nil || !strings.Contains(err.Error(), "only native float atomic is add") {
+		t.Errorf("f32 atomic min: got %v", err)
 	}
 	for _, k := range bad {
 		if _, err := vulkan.Emit(k, vulkan.EmitOptions{}); err == nil {

@@ -16,6 +16,10 @@ type Features struct {
 	// SubgroupArithmetic: subgroupSupportedOperations has ARITHMETIC (a property): native
 	// subgroup reductions (dsl.Subgroup's Native* calls).
 	SubgroupArithmetic bool
+	// AtomicFloat32Add: VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.shaderBufferFloat32AtomicAdd
+	// and shaderSharedFloat32AtomicAdd (VK_EXT_shader_atomic_float, core in no Vulkan version):
+	// native f32 atomic adds on buffers and shared arrays (OpAtomicFAddEXT).
+	AtomicFloat32Add bool
 }
 
 // Binding describes one storage buffer of a module: descriptor set 0, binding = its index in

@@ -130,6 +130,7 @@ const (
 	spvOpGroupNonUniformFMax       spvOp = 358
 	spvOpGroupNonUniformShuffleXor spvOp = 346
 	spvOpSDot                      spvOp = 4450
+	spvOpAtomicFAddEXT             spvOp = 6035 // SPV_EXT_shader_atomic_float_add
 )
 
 // Enumerants (SPIR-V 1.6, section 3).

@@ -836,6 +836,7 @@ const (
 	vkStructureTypePhysicalDevice8bitStorageFeatures                 = 1000177000
 	vkStructureTypePhysicalDeviceShaderFloat16Int8Features           = 1000082000
 	vkStructureTypePhysicalDeviceShaderIntegerDotProductFeatures     = 1000280000
+	vkStructureTypePhysicalDeviceShaderAtomicFloatFeaturesExt        = 1000260000
 	vkStructureTypePhysicalDeviceDriverProperties                    = 1000196000
 	vkStructureTypeDeviceQueueCreateInfo                             = 2
 	vkStructureTypeDeviceCreateInfo                                  = 3
@@ -1349,6 +1350,25 @@ type vkPhysicalDeviceShaderIntegerDotProductFeatures struct {
 	SType                   vkStructureType `c:"sType"`
 	PNext                   unsafe.Pointer  `c:"pNext"`
 	ShaderIntegerDotProduct vkBool32        `c:"shaderIntegerDotProduct"`
+}
+
+// vkPhysicalDeviceShaderAtomicFloatFeaturesEXT mirrors VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.
+type vkPhysicalDeviceShaderAtomicFloatFeaturesEXT struct {
+	_                            structs.HostLayout
+	SType                        vkStructureType `c:"sType"`
+	PNext                        unsafe.Pointer  `c:"pNext"`
+	ShaderBufferFloat32Atomics   vkBool32        `c:"shaderBufferFloat32Atomics"`
+	ShaderBufferFloat32AtomicAdd vkBool32        `c:"shaderBufferFloat32AtomicAdd"`
+	ShaderBufferFloat64Atomics   vkBool32        `c:"shaderBufferFloat64Atomics"`
+	ShaderBufferFloat64AtomicAdd vkBool32        `c:"shaderBufferFloat64AtomicAdd"`
+	ShaderSharedFloat32Atomics   vkBool32        `c:"shaderSharedFloat32Atomics"`
+	ShaderSharedFloat32AtomicAdd vkBool32        `c:"shaderSharedFloat32AtomicAdd"`
+	ShaderSharedFloat64Atomics   vkBool32        `c:"shaderSharedFloat64Atomics"`
+	ShaderSharedFloat64AtomicAdd vkBool32        `c:"shaderSharedFloat64AtomicAdd"`
+	ShaderImageFloat32Atomics    vkBool32        `c:"shaderImageFloat32Atomics"`
+	ShaderImageFloat32AtomicAdd  vkBool32        `c:"shaderImageFloat32AtomicAdd"`
+	SparseImageFloat32Atomics    vkBool32        `c:"sparseImageFloat32Atomics"`
+	SparseImageFloat32AtomicAdd  vkBool32        `c:"sparseImageFloat32AtomicAdd"`
 }
 
 // vkPhysicalDeviceDriverProperties mirrors VkPhysicalDeviceDriverProperties.

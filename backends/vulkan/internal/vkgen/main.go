@@ -77,6 +77,7 @@ var structs = []string{
 	"VkPhysicalDevice8BitStorageFeatures",
 	"VkPhysicalDeviceShaderFloat16Int8Features",
 	"VkPhysicalDeviceShaderIntegerDotProductFeatures",
+	"VkPhysicalDeviceShaderAtomicFloatFeaturesEXT",
 	"VkPhysicalDeviceDriverProperties",
 	"VkPhysicalDeviceMemoryProperties",
 	"VkQueueFamilyProperties",
