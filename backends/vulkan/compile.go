@@ -13,11 +13,12 @@ import (
 var PortableCaps = lower.Caps{}
 
 // CapsFor returns the lowering target for a device: its minimum subgroup size (the pipeline then
-// requires that size), its packed dot product and its f16 arithmetic.
+// requires that size), its packed dot product, its f16 arithmetic and its native f32 atomic add.
 func CapsFor(info DeviceInfo) lower.Caps {
 	c := lower.Caps{
-		DotI8x4: info.Features.IntegerDotProduct,
-		Float16: info.Features.Float16,
+		DotI8x4:        info.Features.IntegerDotProduct,
+		Float16:        info.Features.Float16,
+		AtomicFloatAdd: info.Features.AtomicFloat32Add,
 	}
 	sg := info.MinSubgroupSize
 	if sg == 0 || !info.SubgroupSizeControl {
