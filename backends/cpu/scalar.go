@@ -19,14 +19,18 @@ func bit(b bool) uint32 {
 	return 0
 }
 
-// h2f converts the f16 in the low 16 bits of x to float32, exactly (a NaN keeps its payload).
+// h2f converts the f16 in the low 16 bits of x to float32, exactly (a NaN stays a NaN, made
+// quiet and keeping its payload, as package oracle's F16ToF32).
 func h2f(x uint32) float32 {
 	sign := (x & 0x8000) << 16
 	exp := (x >> 10) & 0x1f
 	man := x & 0x3ff
 	switch exp {
 	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+		if man != 0 {
+			return math.Float32frombits(sign | 0x7fc00000 | man<<13)
+		}
+		return math.Float32frombits(sign | 0x7f800000)
 	case 0:
 		if man == 0 {
 			return math.Float32frombits(sign)
@@ -328,4 +332,42 @@ func dotI8x4(a, b uint32) uint32 {
 	s := int32(int8(a))*int32(int8(b)) + int32(int8(a>>8))*int32(int8(b>>8)) +
 		int32(int8(a>>16))*int32(int8(b>>16)) + int32(int8(a>>24))*int32(int8(b>>24))
 	return uint32(s)
+}
+
+// fmaF32 is x*y + z computed exactly and rounded once to float32, nearest even (IEEE
+// fusedMultiplyAdd, package oracle's Fma). The product of two float32 values is exact in
+// float64 and the float64 sum s has an exact error e (TwoSum). Rounding s to float32 gives the
+// correctly rounded result unless s lies exactly halfway between two float32 values while e is
+// not zero: the exact sum is then on e's side of that point, so s moves one float64 step toward
+// it first.
+func fmaF32(x, y, z uint32) uint32 {
+	p := float64(f32(x)) * float64(f32(y))
+	c := float64(f32(z))
+	s := p + c
+	if math.IsInf(s, 0) || s != s {
+		return b32(float32(s))
+	}
+	bp := s - p
+	e := (p - (s - bp)) + (c - bp)
+	if e != 0 {
+		if f := float32(s); float64(f) != s {
+			var lo, hi float64
+			if float64(f) < s {
+				lo, hi = float64(f), float64(math.Nextafter32(f, float32(math.Inf(1))))
+			} else {
+				lo, hi = float64(math.Nextafter32(f, float32(math.Inf(-1)))), float64(f)
+			}
+			// Past the largest float32 the next value is 2^128 (the rounding to infinity).
+			if math.IsInf(hi, 1) {
+				hi = 0x1p128
+			}
+			if math.IsInf(lo, -1) {
+				lo = -0x1p128
+			}
+			if lo+hi == 2*s {
+				s = math.Nextafter(s, math.Copysign(math.Inf(1), e))
+			}
+		}
+	}
+	return b32(float32(s))
 }

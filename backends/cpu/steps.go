@@ -81,6 +81,8 @@ func (c *compiler) inst(in *ir.Inst) step {
 		return c.dot(in)
 	case ir.OpNative:
 		return c.native(in)
+	case ir.OpFma:
+		return c.fma(in)
 	case ir.OpShuffleXor, ir.OpShuffle:
 		return c.shuffle(in)
 	case ir.OpIf:
@@ -380,6 +382,19 @@ func (c *compiler) compose(in *ir.Inst) step {
 					dd[j] = v
 				}
 			}
+		}
+	}
+}
+
+// fma compiles the fused multiply-add of f32 scalars (one rounding).
+func (c *compiler) fma(in *ir.Inst) step {
+	d, a, b, e := c.part(in), c.part(in.Args[0]), c.part(in.Args[1]), c.part(in.Args[2])
+	ma, mb, me := a.m(), b.m(), e.m()
+	return func(f *frame) {
+		dd := f.w[d.off : d.off+d.n]
+		aa, bb, ee := f.w[a.off:a.off+a.n], f.w[b.off:b.off+b.n], f.w[e.off:e.off+e.n]
+		for i := range dd {
+			dd[i] = fmaF32(aa[i&ma], bb[i&mb], ee[i&me])
 		}
 	}
 }
