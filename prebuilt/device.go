@@ -63,6 +63,8 @@ var featureTable = []struct {
 	{"integer_dot_product", func(f *vulkan.Features) *bool { return &f.IntegerDotProduct }},
 	{"subgroup_shuffle", func(f *vulkan.Features) *bool { return &f.SubgroupShuffle }},
 	{"subgroup_basic", func(f *vulkan.Features) *bool { return &f.SubgroupBasic }},
+	{"subgroup_arithmetic", func(f *vulkan.Features) *bool { return &f.SubgroupArithmetic }},
+	{"atomic_float32_add", func(f *vulkan.Features) *bool { return &f.AtomicFloat32Add }},
 }
 
 func featuresOf(names []string) (vulkan.Features, error) {

@@ -6,7 +6,7 @@ import (
 )
 
 // PortableCaps is the lowering target for SPIR-V meant for any device (what `onesource gen`
-// writes, for Vulkan 1.3; emit with Env Vulkan1_1 to reach every Vulkan 1.1 driver): no
+// writes, emitted for Env Vulkan1_1 to reach every Vulkan 1.1 driver): no
 // subgroup size is assumed (reductions use shared memory only), the packed int8 dot is
 // unpacked, and f16 arithmetic runs in f32. Such a module needs only the storage features its
 // buffers' element types need.
