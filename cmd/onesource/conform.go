@@ -29,7 +29,8 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	ops := fs.String("op", "", "comma-separated ops (default all)")
 	types := fs.String("type", "", "comma-separated types (default all)")
-	backends := fs.String("backend", "", "comma-separated backends (default all)")
+	backends := fs.String("backend", "", "comma-separated backends (default all): "+strings.Join(targetNames(), ", "))
+	fs.StringVar(backends, "backends", "", "the same as -backend")
 	jsonOut := fs.String("json", "", "write one JSON record per (cell, backend, schedule) to this file")
 	bench := fs.Bool("bench", false, "also measure every bit-exact Vulkan run kernel-only at its op's realistic shape (level P; GB/s and % of the copy roofline in the JSON records)")
 	tuningPath := fs.String("tuning", "", "tuning cache file: with -schedules default, Vulkan runs each cell at its tuned schedule (see onesource tune)")
@@ -137,6 +138,15 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// targetNames lists the suite's backends in report order.
+func targetNames() []string {
+	var names []string
+	for _, t := range conformance.Targets() {
+		names = append(names, t.Name())
+	}
+	return names
 }
 
 // isTerminal reports whether w is a character device (a terminal), where a progress bar that

@@ -118,3 +118,38 @@ func TestConformNothingRan(t *testing.T) {
 		t.Errorf("conform with no Vulkan driver:\n%s", out)
 	}
 }
+
+// TestConformCPU runs `onesource conform -backends cpu` for two cells: the matrix has a cpu
+// column whose runs are executed (level X) and bit-exact, labelled as the CPU executor's, with
+// no device or toolchain needed.
+func TestConformCPU(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "conform.json")
+	code, stdout, stderr := run(t, "conform", "-op", "rms_norm,matvec", "-type", "f32,q4_K", "-backends", "cpu", "-schedules", "sample", "-json", file)
+	if code != 0 {
+		t.Fatalf("conform exited %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !strings.HasPrefix(stdout, "cell") || !strings.Contains(strings.SplitN(stdout, "\n", 2)[0], "cpu") {
+		t.Errorf("the matrix has no cpu column:\n%s", stdout)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []conformance.Result
+	if err := json.Unmarshal(data, &recs); err != nil {
+		t.Fatal(err)
+	}
+	cells := map[string]bool{}
+	for _, r := range recs {
+		cells[r.Op+"/"+r.Type] = true
+		if r.Backend != "cpu" || !r.Ran || !r.BitExact || r.Levels != "EXB" || !r.Checked {
+			t.Errorf("record %+v: want a checked, bit-exact cpu run at levels EXB", r)
+		}
+	}
+	if len(cells) != 3 { // rms_norm/f32, matvec/f32, matvec/q4_K
+		t.Errorf("runs for cells %v, want 3 cells", cells)
+	}
+	if !strings.Contains(stdout, "cpu: X is the Go CPU executor") {
+		t.Errorf("the report does not say what X means on cpu:\n%s", stdout)
+	}
+}
