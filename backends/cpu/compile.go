@@ -17,6 +17,8 @@ import (
 // (linear scan over program order; a value used in a loop it was defined outside of lives to the
 // loop's end). Extracts and bit-preserving casts take no step: they view their operand's place.
 
+//go:generate go run genops.go
+
 // opKind keys the tables of ops_gen.go.
 type opKind struct {
 	op ir.Op

@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"go/format"
 	"os"
@@ -20,6 +21,8 @@ type fn struct {
 }
 
 func main() {
+	out := flag.String("o", "ops_gen.go", "output file")
+	flag.Parse()
 	var bins, uns, cvts []fn
 	bin := func(kind, suffix string, in, out byte, ops ...string) {
 		for _, op := range ops {
@@ -125,7 +128,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile("ops_gen.go", src, 0o644); err != nil {
+	if err := os.WriteFile(*out, src, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -3,6 +3,9 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/onesource-go/onesource/oracle"
@@ -176,5 +179,27 @@ func TestFma(t *testing.T) {
 		a := math.Float32frombits(0x7f7fffff - uint32(r.IntN(4)))
 		b := float32(1 + math.Ldexp(float64(r.IntN(8)), -24))
 		check(a, b, float32(math.Ldexp(float64(r.IntN(1<<20)), 80+r.IntN(20)))*float32(1-2*r.IntN(2)))
+	}
+}
+
+// TestOpsGenFresh: ops_gen.go is what genops.go writes (go generate in this package).
+func TestOpsGenFresh(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the go command")
+	}
+	out := filepath.Join(t.TempDir(), "ops_gen.go")
+	if msg, err := exec.Command("go", "run", "genops.go", "-o", out).CombinedOutput(); err != nil {
+		t.Skipf("cannot run genops.go: %v\n%s", err, msg)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := os.ReadFile("ops_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(have) != string(want) {
+		t.Error("ops_gen.go is stale: run go generate in backends/cpu")
 	}
 }
