@@ -86,9 +86,9 @@ const (
 	// reduction over each cluster of W lanes, in an order the device chooses (declared inexact
 	// for f32 sums; lowered to the canonical butterfly where the target has no native one).
 	OpSubgroupReduce
-	OpReduce     // Args: [value]; Aux = ReduceOp: canonical workgroup reduction (expanded by lower)
-	OpFma        // Args: [a, b, c] f32 scalars: a*b+c exact, rounded once (emulated by lower where inexact)
-	OpNative     // Args: [x] or [x, y] (NativePow) f32 scalars; Aux = NativeFunc: the device's own function, inexact
+	OpReduce // Args: [value]; Aux = ReduceOp: canonical workgroup reduction (expanded by lower)
+	OpFma    // Args: [a, b, c] f32 scalars: a*b+c exact, rounded once (emulated by lower where inexact)
+	OpNative // Args: [x] or [x, y] (NativePow) f32 scalars; Aux = NativeFunc: the device's own function, inexact
 
 	// Control flow.
 	OpIf       // Args: [cond]; Blocks: [then, else]
