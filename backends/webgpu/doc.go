@@ -37,9 +37,9 @@
 //     a*b+c is a multiply and an add. WGSL has no NoContraction and no other way to forbid
 //     contraction or reassociation: a WebGPU implementation whose compiler fuses or
 //     reassociates breaks the contract, and this package cannot prevent it. Mesa's drivers do
-//     rewrite undecorated float operations (lavapipe turns (x+C)-C into x, which the portable
-//     exp's rounding step relies on not happening): package nagacheck decorates naga's SPIR-V
-//     NoContraction before running it, and says so.
+//     rewrite undecorated float operations and conversions (lavapipe turns (x+C)-C into x,
+//     which the portable exp's rounding step relies on not happening, and u32(f32(x)) into x):
+//     package nagacheck decorates naga's SPIR-V NoContraction before running it, and says so.
 //   - float min is select(a, b, b < a), max select(b, a, a > b) (b < a ? b : a, a > b ? a : b),
 //     never WGSL's min/max, whose NaN result is indeterminate; integer min/max are WGSL's.
 //     Float != is written !(a == b), true for NaN (naga writes WGSL's != as an ordered compare).
@@ -53,7 +53,9 @@
 //     own give x/0 = x).
 //   - float -> int conversion truncates toward zero; NaN and out-of-range values give
 //     0x80000000 (os_f32_to_i32, os_f32_to_u32); i32 <-> u32 keep the bits; f32 -> f16 rounds to
-//     nearest even (os_round_f16, also with F16); f16 -> f32 is exact.
+//     nearest even (os_round_f16, also with F16); f16 -> f32 is exact. A bitcast between
+//     halves and 32-bit lanes goes through os_f32_to_f16 and os_f16_to_f32 (exact for every
+//     value; a NaN keeps being a NaN), also with F16.
 //   - NaN and infinity constants, which WGSL has no literal for, are os_f32_bits(0x7f800000u):
 //     a function call, never a const-expression. Float literals are shortest round-trip
 //     decimals with an f (or h) suffix, which WGSL rounds to the nearest value: the same bits.

@@ -62,10 +62,10 @@ fn os_f32_to_u32(x: f32) -> u32 {
 fn os_f32_bits(b: u32) -> f32 {
 	return bitcast<f32>(b);
 }`},
-	{"os_f16_bits", `// The f16 with bits b (low half): NaNs and infinities.
+	{"os_f16_bits", `// The f16 with bits b (low half): NaNs and infinities (unpack2x16float is exact, and so is
+// the conversion of an f16 value back to f16).
 fn os_f16_bits(b: u32) -> f16 {
-	let h = bitcast<vec2<f16>>(b);
-	return h.x;
+	return f16(unpack2x16float(b).x);
 }`},
 	{"os_f16_to_f32", `// The f16 whose bits are the low 16 bits of h, as the f32 of the same value: exact, with
 // integer operations only (subnormals are their significand times 2^-24, a normal f32; NaNs come

@@ -548,16 +548,29 @@ func (e *emitter) bitcast(in *ir.Inst) string {
 	if from == to {
 		return a
 	}
-	if from.Scalar != ir.F16 && to.Scalar != ir.F16 || e.o.F16 {
+	if from.Scalar != ir.F16 && to.Scalar != ir.F16 {
 		return fmt.Sprintf("bitcast<%s>(%s)", e.typ(to, in.Pos), strip(a))
 	}
-	// f16 held in f32: pairs of halves make one 32-bit lane.
+	// Pairs of halves make one 32-bit lane, by the exact integer helpers, with or without the
+	// f16 extension (naga types bitcast<f32>(vec2<f16>) as a vec2<f16>).
+	half := func(x string) string { // an f16 lane as the f32 of its value
+		if e.o.F16 {
+			return "f32(" + strip(x) + ")"
+		}
+		return x
+	}
+	toHalf := func(x string) string { // the f32 of an f16 value as an f16 lane
+		if e.o.F16 {
+			return "f16(" + strip(x) + ")"
+		}
+		return x
+	}
 	switch {
 	case from.Scalar == ir.F16 && to.Scalar != ir.F16 && int(from.Lanes) == 2*int(to.Lanes):
 		lanes := make([]string, to.Lanes)
 		for i := range lanes {
-			lo := e.helper("os_f32_to_f16", e.lane(in.Args[0], 2*i))
-			hi := e.helper("os_f32_to_f16", e.lane(in.Args[0], 2*i+1))
+			lo := e.helper("os_f32_to_f16", half(e.lane(in.Args[0], 2*i)))
+			hi := e.helper("os_f32_to_f16", half(e.lane(in.Args[0], 2*i+1)))
 			w := infix(lo, "|", infix(hi, "<<", "16u"))
 			if to.Scalar != ir.U32 {
 				w = fmt.Sprintf("bitcast<%s>(%s)", e.scalar(to.Scalar, in.Pos), strip(w))
@@ -575,11 +588,11 @@ func (e *emitter) bitcast(in *ir.Inst) string {
 			if from.Scalar != ir.U32 {
 				w = "bitcast<u32>(" + strip(w) + ")"
 			}
-			lanes[2*i] = e.helper("os_f16_to_f32", infix(w, "&", "0xffffu"))
-			lanes[2*i+1] = e.helper("os_f16_to_f32", infix(w, ">>", "16u"))
+			lanes[2*i] = toHalf(e.helper("os_f16_to_f32", infix(w, "&", "0xffffu")))
+			lanes[2*i+1] = toHalf(e.helper("os_f16_to_f32", infix(w, ">>", "16u")))
 		}
 		return fmt.Sprintf("%s(%s)", e.typ(to, in.Pos), strings.Join(lanes, ", "))
 	}
-	e.errAt(in.Pos, "bitcast %s to %s has no WGSL spelling without the f16 extension", from, to)
+	e.errAt(in.Pos, "bitcast %s to %s has no WGSL spelling", from, to)
 	return a
 }

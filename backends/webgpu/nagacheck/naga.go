@@ -22,9 +22,9 @@
 //     workgroup memory get Workgroup scope (as onesource's own SPIR-V has them).
 //   - WGSL has no NoContraction, so naga's SPIR-V has none, and Mesa rewrites the undecorated
 //     float operations: lavapipe turns (x + C) - C into x, the rounding step of the portable
-//     exp, so transcendental cells differ by far more than an ulp. Every float operation of
-//     naga's words is decorated NoContraction, so the driver computes the operations the WGSL
-//     text writes. (This is the contract's caveat for WGSL itself: a WebGPU implementation
+//     exp, so transcendental cells differ by far more than an ulp, and folds u32(f32(x)) into x.
+//     Every float operation and conversion of naga's words is decorated NoContraction, so the
+//     driver computes the operations the WGSL text writes. (This is the contract's caveat for WGSL itself: a WebGPU implementation
 //     whose compiler treats WGSL's float operations as reassociable does not keep it.)
 //   - the default SPIR-V options declare StorageInputOutput16 whenever f16 is used, though a
 //     compute shader has no f16 inputs or outputs; lavapipe does not have it. SPIRV turns the
@@ -33,7 +33,9 @@
 // Defects that need no workaround here, each shown by a test too: a workgroup size given by
 // an override becomes LocalSize 1x1x1 (package webgpu writes literal sizes; VulkanModule checks
 // LocalSize against the module's workgroup size); WGSL's float != is written as an ordered
-// compare (package webgpu writes !(a == b)); hex float literals and the requires directive do
+// compare (package webgpu writes !(a == b)); bitcast<f32>(vec2<f16>) gets the result type
+// vec2<f16>, which spirv-val rejects (package webgpu moves halves through the exact integer
+// helpers instead); hex float literals and the requires directive do
 // not parse (package webgpu writes decimal literals and puts requires in a comment). naga does
 // not run WGSL's uniformity analysis either: a module it accepts may still be rejected by
 // Dawn/Tint for a barrier in control flow WGSL cannot prove uniform.
@@ -163,7 +165,7 @@ func SPIRV(src string, o Options) (*Result, error) {
 			r.Fixes = append(r.Fixes, Fix{"atomicLoad/atomicStore written as plain OpLoad/OpStore: made OpAtomicLoad/OpAtomicStore", n})
 		}
 		if n := addNoContraction(m); n > 0 {
-			r.Fixes = append(r.Fixes, Fix{"no NoContraction (WGSL has none): every float operation decorated NoContraction", n})
+			r.Fixes = append(r.Fixes, Fix{"no NoContraction (WGSL has none): every float operation and conversion decorated NoContraction", n})
 		}
 		if n := fixAtomicOrder(m); n > 0 {
 			r.Fixes = append(r.Fixes, Fix{"atomics with AcquireRelease|UniformMemory semantics and Device scope: made relaxed, with Workgroup scope on workgroup memory", n})

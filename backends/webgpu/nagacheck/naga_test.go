@@ -516,3 +516,51 @@ func TestMSLSecondOpinion(t *testing.T) {
 		t.Logf("%s: naga's MSL (%d bytes) is not judged by the host check: %s", k.Name, len(src), first)
 	}
 }
+
+// roundTripWGSL converts a u32 to f32 and back: the f32 rounds to nearest even, so the result
+// is the input rounded to 24 significant bits.
+const roundTripWGSL = `
+@group(0) @binding(0) var<storage, read_write> buf: array<u32>;
+@compute @workgroup_size(1, 1, 1)
+fn main() {
+	buf[1] = u32(f32(buf[0]));
+}
+`
+
+// TestConversionFolded: without NoContraction on the conversions, Mesa folds u32(f32(x)) into
+// x; SPIRV decorates conversions too.
+func TestConversionFolded(t *testing.T) {
+	r := spirvOf(t, roundTripWGSL, Options{})
+	validate(t, r.Words)
+	d := device(t)
+	const x, want = 0x43dcbda5, 0x43dcbd80
+	if got := runU32(t, d, roundTripWGSL, r, []uint32{x, 0}, 1); got[1] != want {
+		t.Errorf("fixed module: u32(f32(%#x)) = %#x, want %#x", x, got[1], want)
+	}
+	raw := *r
+	raw.Words = r.Raw
+	got := runU32(t, d, roundTripWGSL, &raw, []uint32{x, 0}, 1)
+	t.Logf("naga's own words on %s: u32(f32(%#x)) = %#x (%#x when the conversions round)", d.Info().Name, uint32(x), got[1], uint32(want))
+}
+
+// TestBitcastHalvesMistyped: naga gives bitcast<f32>(vec2<f16>) the result type vec2<f16>,
+// which spirv-val rejects; package webgpu writes such bitcasts with integer helpers.
+func TestBitcastHalvesMistyped(t *testing.T) {
+	src := `
+enable f16;
+@group(0) @binding(0) var<storage, read_write> buf: array<f32>;
+@compute @workgroup_size(1, 1, 1)
+fn main() {
+	let h = vec2<f16>(1.0h, 2.0h);
+	buf[0] = bitcast<f32>(h);
+}
+`
+	r := spirvOf(t, src, Options{})
+	err := SPIRVVal(r.Words)
+	if errors.Is(err, ErrNoValidator) {
+		t.Skip(err)
+	}
+	if err == nil {
+		t.Errorf("naga %s's SPIR-V of bitcast<f32>(vec2<f16>) now validates: update the package documentation", Version)
+	}
+}

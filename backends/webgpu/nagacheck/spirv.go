@@ -27,6 +27,11 @@ const (
 	opInBoundsAccessChain    = 66
 	opDecorate               = 71
 	opMemberDecorate         = 72
+	opConvertFToU            = 109
+	opConvertFToS            = 110
+	opConvertSToF            = 111
+	opConvertUToF            = 112
+	opFConvert               = 115
 	opFNegate                = 127
 	opFAdd                   = 129
 	opFSub                   = 131
@@ -287,11 +292,13 @@ func atomicOperands(in inst) (ptr, scope, sem int, ok bool) {
 	return 0, 0, 0, false
 }
 
-// isFloatArith reports whether op is a float arithmetic instruction a driver may rewrite unless
-// it is decorated NoContraction.
+// isFloatArith reports whether op is a float arithmetic instruction or a conversion to or from
+// a float, which a driver may rewrite unless it is decorated NoContraction (Mesa folds
+// u32(f32(x)) into x).
 func isFloatArith(op uint16) bool {
 	switch op {
-	case opFNegate, opFAdd, opFSub, opFMul, opFDiv, opFRem, opFMod, opVectorTimesScalar:
+	case opFNegate, opFAdd, opFSub, opFMul, opFDiv, opFRem, opFMod, opVectorTimesScalar,
+		opConvertFToU, opConvertFToS, opConvertSToF, opConvertUToF, opFConvert:
 		return true
 	}
 	return false
