@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/onesource-go/onesource/ir"
 	"github.com/onesource-go/onesource/lower"
@@ -45,10 +46,15 @@ func Compile(k *ir.Kernel) (*Program, error) {
 // CompileLowered compiles a kernel that package lower already lowered for Caps (a kernel read
 // back by Decode, a checked kernel made by lower.Checked). It verifies k first; an operation or
 // type the executor does not implement is an *ir.Error at its line.
-func CompileLowered(k *ir.Kernel) (*Program, error) {
+func CompileLowered(k *ir.Kernel) (p *Program, err error) {
 	if k == nil {
 		return nil, fmt.Errorf("cpu: CompileLowered: nil kernel")
 	}
+	defer func() {
+		if r := recover(); r != nil { // a fault of the compiler: an error, never a panic
+			p, err = nil, fmt.Errorf("cpu: kernel %s: internal error while compiling: %v\n%s", k.Name, r, debug.Stack())
+		}
+	}()
 	if err := ir.Verify(k); err != nil {
 		return nil, err
 	}
