@@ -1,7 +1,8 @@
 // Package lower holds the passes that take a verified kernel from what the user wrote to what a
 // target can run: constant folding, the expansion of canonical workgroup reductions into subgroup
 // shuffles and shared memory, capability legalization (packed int8 dot and f16 arithmetic where a
-// device lacks them), common-subexpression elimination and dead-code removal.
+// device lacks them, an exact integer emulation of fma where the device's may round twice),
+// common-subexpression elimination and dead-code removal.
 //
 // Passes are a plain ordered list (Passes); Run clones the kernel, runs them in order and verifies
 // the result after each, so a pass that breaks the IR is caught at the pass that did it. Every
