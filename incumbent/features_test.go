@@ -201,7 +201,7 @@ func fakeDevice(align uint64) vulkan.DeviceInfo {
 		MaxWorkgroupSize: [3]uint32{1024, 1024, 64}, MaxWorkgroupInvocations: 1024,
 		MaxWorkgroupCount: [3]uint32{65535, 65535, 65535}, MaxPushConstantsSize: 128,
 		MinStorageBufferOffsetAlignment: align,
-		Features:                        vulkan.Features{StorageBuffer16: true, StorageBuffer8: true, Int8: true, SubgroupBasic: true, SubgroupShuffle: true},
+		Features:                        vulkan.Features{StorageBuffer16: true, StorageBuffer8: true, Int8: true, SubgroupBasic: true, SubgroupShuffle: true, SubgroupArithmetic: true},
 	}
 }
 
@@ -234,13 +234,14 @@ func TestRequirements(t *testing.T) {
 	}{
 		{
 			name: "subgroup size of the device", extra: `, "subgroup_size": "subgroup_size"`, device: fake8, sg: 8,
-			// Derived from the SPIR-V: GroupNonUniform (subgroup_basic), GroupNonUniformArithmetic.
-			requires: "subgroup_arithmetic,subgroup_basic", unverified: "subgroup_arithmetic",
-			features: vulkan.Features{SubgroupBasic: true},
+			// Derived from the SPIR-V: GroupNonUniform (subgroup_basic), GroupNonUniformArithmetic
+			// (subgroup_arithmetic: a feature DeviceInfo reports, so verified).
+			requires: "subgroup_arithmetic,subgroup_basic",
+			features: vulkan.Features{SubgroupBasic: true, SubgroupArithmetic: true},
 		},
 		{
 			name: "full subgroups of the default size", extra: `, "full_subgroups": true, "requires": ["subgroup_arithmetic"]`, device: wide, sg: 32,
-			requires: "subgroup_arithmetic,subgroup_basic", unverified: "subgroup_arithmetic", features: vulkan.Features{SubgroupBasic: true},
+			requires: "subgroup_arithmetic,subgroup_basic", features: vulkan.Features{SubgroupBasic: true, SubgroupArithmetic: true},
 		},
 		{
 			name: "a constant size the device cannot require", extra: `, "subgroup_size": 16`, device: fake8,
@@ -259,13 +260,13 @@ func TestRequirements(t *testing.T) {
 		},
 		{
 			name: "features the device has", extra: `, "features": ["float16"]`, device: wide,
-			requires: "float16,subgroup_arithmetic,subgroup_basic", unverified: "subgroup_arithmetic",
-			features: vulkan.Features{Float16: true, SubgroupBasic: true},
+			requires: "float16,subgroup_arithmetic,subgroup_basic",
+			features: vulkan.Features{Float16: true, SubgroupBasic: true, SubgroupArithmetic: true},
 		},
 		{
 			name: "a variant the device variables rule out is not checked", device: fake8,
 			extra:    `, "variants": [{"when": "subgroup_size >= 32", "subgroup_size": 32, "features": ["float64"]}]`,
-			requires: "subgroup_arithmetic,subgroup_basic", unverified: "subgroup_arithmetic", features: vulkan.Features{SubgroupBasic: true},
+			requires: "subgroup_arithmetic,subgroup_basic", features: vulkan.Features{SubgroupBasic: true, SubgroupArithmetic: true},
 		},
 		{
 			name: "a variant the device variables select is", device: wide,
@@ -284,16 +285,16 @@ func TestRequirements(t *testing.T) {
 		{
 			name: "a variant drops full subgroups", device: wide, sg: 0,
 			extra:    `, "full_subgroups": true, "variants": [{"when": "n < 1000", "full_subgroups": false}]`,
-			requires: "subgroup_arithmetic,subgroup_basic", unverified: "subgroup_arithmetic", features: vulkan.Features{SubgroupBasic: true},
+			requires: "subgroup_arithmetic,subgroup_basic", features: vulkan.Features{SubgroupBasic: true, SubgroupArithmetic: true},
 		},
 		{
 			name: "a variant adds a size", device: wide, sg: 64,
 			extra:    `, "variants": [{"when": "n < 1000", "subgroup_size": "max_subgroup_size"}]`,
-			requires: "subgroup_arithmetic,subgroup_basic", unverified: "subgroup_arithmetic", features: vulkan.Features{SubgroupBasic: true},
+			requires: "subgroup_arithmetic,subgroup_basic", features: vulkan.Features{SubgroupBasic: true, SubgroupArithmetic: true},
 		},
 		{
 			name: "no subgroup size for a shape", extra: `, "subgroup_size": "n > 1000 ? subgroup_size : 0"`, device: fake8, sg: 0,
-			requires: "subgroup_arithmetic,subgroup_basic", unverified: "subgroup_arithmetic", features: vulkan.Features{SubgroupBasic: true},
+			requires: "subgroup_arithmetic,subgroup_basic", features: vulkan.Features{SubgroupBasic: true, SubgroupArithmetic: true},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {

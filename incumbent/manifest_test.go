@@ -267,8 +267,8 @@ func TestLoadErrors(t *testing.T) {
 		{strings.Replace(entry(""), `"operand": "a"`, `"operand": "a", "scratch_bytes": 4`, 1), "operand and scratch_bytes are exclusive"},
 		{``, "empty or truncated"},
 		// Requirements.
-		{entry(`, "requires": ["subgroup_telepathy"]`), `incumbents[0].requires[0]: unknown requirement "subgroup_telepathy" (known: float16, float64, int16, int8, int8_dot,`},
-		{entry(`, "features": ["subgroup_arithmetic"]`), `incumbents[0].features[0]: unknown feature "subgroup_arithmetic"`},
+		{entry(`, "requires": ["subgroup_telepathy"]`), `incumbents[0].requires[0]: unknown requirement "subgroup_telepathy" (known: atomic_float32_add, float16, float64, int16, int8, int8_dot,`},
+		{entry(`, "features": ["subgroup_vote"]`), `incumbents[0].features[0]: unknown feature "subgroup_vote"`},
 		{entry(`, "subgroup_size": "sg +"`), "incumbents[0].subgroup_size: expression"},
 		{entry(`, "subgroup_size": 32, "full_subgroups": false`), "incumbents[0].full_subgroups: false, but a required subgroup size (incumbents[0].subgroup_size) runs with full subgroups"},
 		{entry(`, "full_subgroups": "yes"`), "m.json:2:"},

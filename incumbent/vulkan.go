@@ -30,13 +30,14 @@ var featureNames = map[string]func(*vulkan.Features) *bool{
 	"int8_dot":            func(f *vulkan.Features) *bool { return &f.IntegerDotProduct },
 	"subgroup_shuffle":    func(f *vulkan.Features) *bool { return &f.SubgroupShuffle },
 	"subgroup_basic":      func(f *vulkan.Features) *bool { return &f.SubgroupBasic },
+	"subgroup_arithmetic": func(f *vulkan.Features) *bool { return &f.SubgroupArithmetic },
+	"atomic_float32_add":  func(f *vulkan.Features) *bool { return &f.AtomicFloat32Add },
 }
 
 // requirementNames are the "requires" names beyond featureNames; verified marks the ones a
 // vulkan.DeviceInfo reports.
 var requirementNames = map[string]bool{
 	"subgroup_size_control":     true,
-	"subgroup_arithmetic":       false,
 	"subgroup_vote":             false,
 	"subgroup_ballot":           false,
 	"subgroup_shuffle_relative": false,
@@ -56,6 +57,7 @@ var capabilityRequirements = map[uint32]string{
 	6017: "integer_dot_product", // DotProductInput4x8Bit
 	6018: "integer_dot_product", // DotProductInput4x8BitPacked
 	6019: "integer_dot_product", // DotProduct
+	6033: "atomic_float32_add",  // AtomicFloat32AddEXT
 	61:   "subgroup_basic",      // GroupNonUniform
 	62:   "subgroup_vote",       // GroupNonUniformVote
 	63:   "subgroup_arithmetic", // GroupNonUniformArithmetic

@@ -95,6 +95,8 @@ func featureNames(f vulkan.Features) string {
 	add(f.IntegerDotProduct, "int8-dot")
 	add(f.SubgroupBasic, "subgroup-basic")
 	add(f.SubgroupShuffle, "subgroup-shuffle")
+	add(f.SubgroupArithmetic, "subgroup-arithmetic")
+	add(f.AtomicFloat32Add, "atomic-float32-add")
 	if len(s) == 0 {
 		return "none"
 	}
