@@ -200,7 +200,7 @@ func (c *compiler) supported(b *ir.Block) {
 			ir.OpNeg, ir.OpNot, ir.OpAbs, ir.OpSqrt, ir.OpFloor, ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv,
 			ir.OpRem, ir.OpMin, ir.OpMax, ir.OpAnd, ir.OpOr, ir.OpXor, ir.OpShl, ir.OpShr,
 			ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpSelect, ir.OpConvert, ir.OpBitcast,
-			ir.OpCompose, ir.OpExtract, ir.OpDotI8x4, ir.OpShuffleXor, ir.OpShuffle, ir.OpNative, ir.OpFma,
+			ir.OpCompose, ir.OpExtract, ir.OpDotI8x4, ir.OpShuffleXor, ir.OpShuffle, ir.OpSubgroupReduce, ir.OpNative, ir.OpFma,
 			ir.OpIf, ir.OpLoop, ir.OpBreak, ir.OpContinue, ir.OpReturn, ir.OpBarrier:
 		case ir.OpReduce:
 			c.errf(in.Pos, "reduce is not lowered: compile with cpu.Compile, or lower with cpu.Caps first")
@@ -350,7 +350,7 @@ func (c *compiler) isUniform(in *ir.Inst) bool {
 			return c.varUni[in.Ref]
 		}
 		return c.uni[in.Args[0]]
-	case ir.OpAtomic:
+	case ir.OpAtomic, ir.OpSubgroupReduce: // a reduction depends on which invocations run it
 		return false
 	}
 	for _, a := range in.Args {

@@ -18,9 +18,10 @@ const SubgroupSize = 32
 // given to CompileLowered must have been lowered with it. The executor implements what it
 // promises: shuffles within subgroups of SubgroupSize lanes, the packed 4 x i8 dot product, f16
 // arithmetic (each operation in f32, rounded to f16: bit for bit the correctly rounded f16
-// operation), a fused multiply-add of f32 that rounds once, and f32 atomic adds. It has no
-// native subgroup reductions: lower expands them into the canonical butterfly.
-var Caps = lower.Caps{SubgroupSize: SubgroupSize, DotI8x4: true, Float16: true, ExactFma: true, AtomicFloatAdd: true}
+// operation), a fused multiply-add of f32 that rounds once, f32 atomic adds, and subgroup
+// reductions over the whole subgroup run natively, in the canonical butterfly order lower would
+// expand them to (so their bits are the expansion's, not a device's own order).
+var Caps = lower.Caps{SubgroupSize: SubgroupSize, DotI8x4: true, Float16: true, ExactFma: true, AtomicFloatAdd: true, SubgroupArithmetic: true}
 
 // Program is a kernel compiled for the executor. It is immutable and safe for concurrent use:
 // every Run has its own frames.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/internal/irtest"
 	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/lower"
 )
 
 func u32s(b []byte) []uint32 {
@@ -456,6 +458,98 @@ func TestWorkersSameBytes(t *testing.T) {
 			first = out
 		} else if string(out) != string(first) {
 			t.Fatalf("%d workers give other bytes than 1", w)
+		}
+	}
+}
+
+// TestSubgroupReduceNative: the executor's native subgroup reduction gives the bits of the
+// butterfly lower.LegalizeSubgroupReduce expands it to, for every cluster width, operation and
+// type, on values with NaNs, signed zeros and infinities, with every invocation running it and
+// under divergence, in a workgroup of full subgroups and one with a partial subgroup.
+func TestSubgroupReduceNative(t *testing.T) {
+	for _, lanes := range []uint32{64, 48} {
+		b := irtest.New("sgreduce", lanes)
+		in := b.Buffer("in", ir.TU32, ir.ReadOnly)
+		out := b.Buffer("out", ir.TU32, ir.WriteOnly)
+		g := b.GID()
+		li := b.Builtin(ir.LocalIndex, 0)
+		x := b.Ld(in, g)
+		n := uint32(0)
+		var isF32 []bool // per result: an f32 (any NaN equals any NaN: payloads are not part of the contract)
+		put := func(v *ir.Inst) {
+			isF32 = append(isF32, v.Type == ir.TF32)
+			if v.Type != ir.TU32 {
+				v = b.Bitcast(ir.TU32, v)
+			}
+			b.St(out, b.Bin(ir.OpAdd, b.Bin(ir.OpMul, g, b.U32(64)), b.U32(n)), v)
+			n++
+		}
+		reduce := func(op ir.ReduceOp, t ir.Type, w int) {
+			v := x
+			if t != ir.TU32 {
+				v = b.Bitcast(t, x)
+			}
+			put(b.Add(&ir.Inst{Op: ir.OpSubgroupReduce, Type: t, Aux: uint64(op), Ref: w, Args: []*ir.Inst{v}}))
+		}
+		for _, w := range []int{1, 2, 4, 8, 16, 32} {
+			for _, op := range []ir.ReduceOp{ir.ReduceSum, ir.ReduceMax} {
+				for _, t := range []ir.Type{ir.TF32, ir.TI32, ir.TU32} {
+					reduce(op, t, w)
+				}
+			}
+		}
+		b.If(b.Bin(ir.OpNe, b.Bin(ir.OpAnd, b.Bin(ir.OpMul, li, b.U32(7)), b.U32(4)), b.U32(0)), func() {
+			reduce(ir.ReduceSum, ir.TF32, 8)
+			reduce(ir.ReduceMax, ir.TF32, 32)
+		}, nil)
+		k, err := b.Done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		native, err := cpu.CompileLowered(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		caps := cpu.Caps
+		caps.SubgroupArithmetic = false
+		low, err := lower.Run(k, caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expanded, err := cpu.CompileLowered(low)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := []uint32{0x3f800000, 0xbf800000, 0x80000000, 0, 0x7fc00000, 0xffc00001, 0x7f800000, 0xff800000, 0x00000001, 0x4b000000, 0x33800000, 7, 0xfffffff9}
+		r := rand.New(rand.NewPCG(1, uint64(lanes)))
+		for trial := 0; trial < 20; trial++ {
+			xs := make([]uint32, 2*lanes)
+			for i := range xs {
+				if r.IntN(2) == 0 {
+					xs[i] = vals[r.IntN(len(vals))]
+				} else {
+					xs[i] = math.Float32bits(float32(r.NormFloat64()))
+				}
+			}
+			run := func(p *cpu.Program) []byte {
+				o := make([]byte, 4*64*2*int(lanes))
+				if err := p.Run([][]byte{bytesOf(xs), o}, nil, [3]uint32{2, 1, 1}); err != nil {
+					t.Fatal(err)
+				}
+				return o
+			}
+			a, e := u32s(run(native)), u32s(run(expanded))
+			for i := range a {
+				j := i % 64
+				if j >= len(isF32) || a[i] == e[i] {
+					continue
+				}
+				fa, fe := math.Float32frombits(a[i]), math.Float32frombits(e[i])
+				if isF32[j] && fa != fa && fe != fe {
+					continue
+				}
+				t.Fatalf("lanes %d: invocation %d result %d: native %#x, expanded %#x", lanes, i/64, j, a[i], e[i])
+			}
 		}
 	}
 }

@@ -85,6 +85,8 @@ func (c *compiler) inst(in *ir.Inst) step {
 		return c.fma(in)
 	case ir.OpShuffleXor, ir.OpShuffle:
 		return c.shuffle(in)
+	case ir.OpSubgroupReduce:
+		return c.subgroupReduce(in)
 	case ir.OpIf:
 		return c.ifStep(in)
 	case ir.OpLoop:
@@ -450,6 +452,61 @@ func (c *compiler) shuffle(in *ir.Inst) step {
 				}
 			}
 			dst[l] = r
+		}
+	}
+}
+
+// subgroupReduce compiles a reduction over clusters of W (Ref) lanes of a subgroup, natively, in
+// the order lower.LegalizeSubgroupReduce expands it to (and with this executor's shuffle rule
+// for invocations that do not run it): at strides 1, 2, ..., W/2 each invocation combines its
+// value with its partner's (lane ^ stride), a sum as value + partner's, an f32 max as
+// max(lower lane's, higher lane's), an integer max either way. The bits are those of the
+// expanded form.
+func (c *compiler) subgroupReduce(in *ir.Inst) step {
+	v, d := c.part(in.Args[0]), c.part(in)
+	tmp := c.alloc(ir.TU32, false).off
+	W, L, S := in.Ref, c.L, c.S
+	var comb func(x, y uint32) uint32
+	ordered := false
+	switch {
+	case ir.ReduceOp(in.Aux) == ir.ReduceSum && in.Type.Scalar == ir.F32:
+		comb = addF32
+	case ir.ReduceOp(in.Aux) == ir.ReduceSum:
+		comb = addI32
+	case in.Type.Scalar == ir.F32:
+		comb, ordered = maxF32, true
+	case in.Type.Scalar == ir.I32:
+		comb = maxI32
+	default:
+		comb = maxU32
+	}
+	return func(f *frame) {
+		cur, t := f.w[d.off:d.off+L], f.w[tmp:tmp+L]
+		if v.n == 1 {
+			for l := range cur {
+				cur[l] = f.w[v.off]
+			}
+		} else {
+			copy(cur, f.w[v.off:v.off+L])
+		}
+		exec := f.exec
+		for s := 1; s < W; s <<= 1 {
+			for l := 0; l < L; l++ {
+				y := cur[l]
+				if pl := l&(S-1) ^ s; pl < S {
+					if p := l - l&(S-1) + pl; p < L && exec[p>>6]>>(uint(p)&63)&1 != 0 {
+						y = cur[p]
+					}
+				}
+				t[l] = y
+			}
+			for l := 0; l < L; l++ {
+				x, y := cur[l], t[l]
+				if ordered && l&s != 0 {
+					x, y = y, x
+				}
+				cur[l] = comb(x, y)
+			}
 		}
 	}
 }
