@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/onesource-go/onesource/dsl"
@@ -48,4 +49,50 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return s
+}
+
+// BenchmarkGoroutineBarrier measures the design the executor does not use: one goroutine per
+// invocation of a workgroup, meeting at a reusable barrier (a mutex, a condition variable and a
+// generation count). Every barrier and every subgroup shuffle would need such a meeting; in
+// lockstep the same synchronization costs nothing (compare ns/round with BenchmarkLaneOps's
+// ns/lane-op times the workgroup's invocations).
+func BenchmarkGoroutineBarrier(b *testing.B) {
+	for _, lanes := range []int{32, 128} {
+		b.Run("lanes"+itoa(lanes), func(b *testing.B) {
+			var (
+				mu      sync.Mutex
+				cond    = sync.NewCond(&mu)
+				arrived int
+				gen     int
+			)
+			wait := func() {
+				mu.Lock()
+				g := gen
+				arrived++
+				if arrived == lanes {
+					arrived = 0
+					gen++
+					cond.Broadcast()
+				} else {
+					for g == gen {
+						cond.Wait()
+					}
+				}
+				mu.Unlock()
+			}
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for l := 0; l < lanes; l++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < b.N; i++ {
+						wait()
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/round")
+		})
+	}
 }
