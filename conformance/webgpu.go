@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
@@ -25,6 +27,10 @@ func init() {
 // That X is not a WebGPU implementation: it is the WGSL text, compiled by another compiler than
 // onesource's, executed; every result says so.
 //
+// Every WebGPU target of the process shares one Vulkan device, and a module's naga SPIR-V, its
+// spirv-val verdict and its pipeline are made once per WGSL text: a second run of a cell (the
+// differential test after the conformance test, say) only dispatches.
+//
 // The zero WebGPU emits each kernel with webgpu.OptionsFor (core WGSL, or WGSL with the
 // subgroups extension for a kernel that uses subgroups itself), in checked mode: the cell's kernel is
 // bounds-checked (lower.RunChecked) and a run whose kernel records an out-of-bounds access
@@ -45,25 +51,95 @@ func (w *WebGPU) SetChecked(on bool) { w.Unchecked = !on }
 // Name implements Target.
 func (w *WebGPU) Name() string { return "webgpu" }
 
-// Open implements Target: it opens a Vulkan device to run naga's SPIR-V on.
+// webgpuShared is the Vulkan device every open WebGPU target uses, and what was compiled on it.
+var webgpuShared struct {
+	mu      sync.Mutex
+	dev     *vulkan.Device
+	users   int
+	modules map[[32]byte]*nagaModule
+}
+
+// nagaModule is one WGSL text compiled by naga, validated, and made a pipeline on the shared
+// device.
+type nagaModule struct {
+	once  sync.Once
+	r     *nagacheck.Result
+	p     *vulkan.Pipeline
+	noVal bool  // spirv-val is not installed
+	err   error // the first failure, with its stage ("validate: ", "pipeline: ")
+	stage string
+}
+
+// Open implements Target: it opens (or shares) a Vulkan device to run naga's SPIR-V on.
 func (w *WebGPU) Open() error {
-	if err := vulkan.Available(); err != nil {
-		return fmt.Errorf("unavailable: webgpu runs naga's SPIR-V on Vulkan: %w", err)
+	sh := &webgpuShared
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.dev == nil {
+		if err := vulkan.Available(); err != nil {
+			return fmt.Errorf("unavailable: webgpu runs naga's SPIR-V on Vulkan: %w", err)
+		}
+		d, err := vulkan.Open(vulkan.Options{})
+		if err != nil {
+			return fmt.Errorf("unavailable: webgpu runs naga's SPIR-V on Vulkan: %w", err)
+		}
+		sh.dev, sh.modules = d, map[[32]byte]*nagaModule{}
 	}
-	d, err := vulkan.Open(vulkan.Options{})
-	if err != nil {
-		return fmt.Errorf("unavailable: webgpu runs naga's SPIR-V on Vulkan: %w", err)
-	}
-	w.dev = d
+	sh.users++
+	w.dev = sh.dev
 	return nil
 }
 
-// Close implements Target.
+// Close implements Target: the shared device closes with its last user.
 func (w *WebGPU) Close() {
-	if w.dev != nil {
-		w.dev.Close()
-		w.dev = nil
+	if w.dev == nil {
+		return
 	}
+	w.dev = nil
+	sh := &webgpuShared
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.users--; sh.users == 0 {
+		sh.dev.Close()
+		sh.dev, sh.modules = nil, nil
+	}
+}
+
+// compiled returns the naga module of m on the shared device, compiling it on first use.
+func (w *WebGPU) compiled(m *webgpu.Module, sharedBytes int) *nagaModule {
+	sh := &webgpuShared
+	key := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s", m.Name, sharedBytes, m.Source)))
+	sh.mu.Lock()
+	nm := sh.modules[key]
+	if nm == nil {
+		nm = &nagaModule{}
+		sh.modules[key] = nm
+	}
+	sh.mu.Unlock()
+	nm.once.Do(func() {
+		r, err := nagacheck.SPIRV(m.Source, nagacheck.Options{})
+		if err != nil {
+			nm.err, nm.stage = err, "validate"
+			return
+		}
+		nm.r = r
+		switch err := nagacheck.SPIRVVal(r.Words); {
+		case errors.Is(err, nagacheck.ErrNoValidator):
+			nm.noVal = true
+		case err != nil:
+			nm.err, nm.stage = err, "validate"
+			return
+		}
+		vm, err := nagacheck.VulkanModule(m, r, sharedBytes)
+		if err != nil {
+			nm.err, nm.stage = err, "module"
+			return
+		}
+		if nm.p, err = w.dev.Pipeline(vm); err != nil {
+			nm.err, nm.stage = err, "pipeline"
+		}
+	})
+	return nm
 }
 
 // SubgroupSize is the subgroup size the lowering assumes (0 for core WGSL).
@@ -98,34 +174,25 @@ func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		return o
 	}
 	o.Levels = "E"
-	r, err := nagacheck.SPIRV(m.Source, nagacheck.Options{})
-	if err != nil {
-		o.Err = fmt.Errorf("validate: %w", err)
+	nm := w.compiled(m, low.SharedBytes())
+	if nm.stage == "validate" {
+		o.Err = fmt.Errorf("validate: %w", nm.err)
 		return o
 	}
-	switch err := nagacheck.SPIRVVal(r.Words); {
-	case errors.Is(err, nagacheck.ErrNoValidator):
+	if nm.noVal {
 		o.Notes = append(o.Notes, "V is naga's validator only (spirv-val not installed)")
-	case err != nil:
-		o.Err = fmt.Errorf("validate: %w", err)
-		return o
-	default:
+	} else {
 		o.Notes = append(o.Notes, "V is "+nagacheck.Label+"'s validator on the WGSL and spirv-val on its SPIR-V")
 	}
 	o.Levels += "V"
-	for _, f := range r.Fixes {
+	for _, f := range nm.r.Fixes {
 		o.Notes = append(o.Notes, "naga workaround: "+f.Name)
 	}
-	vm, err := nagacheck.VulkanModule(m, r, low.SharedBytes())
-	if err != nil {
-		o.Err = err
+	if nm.err != nil {
+		o.Err = fmt.Errorf("%s: %w", nm.stage, nm.err)
 		return o
 	}
-	p, err := w.dev.Pipeline(vm)
-	if err != nil {
-		o.Err = fmt.Errorf("pipeline: %w", err)
-		return o
-	}
+	p := nm.p
 	start := time.Now()
 	var outs [][][]byte
 	for _, c := range cases {
