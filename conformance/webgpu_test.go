@@ -88,3 +88,23 @@ func TestWebGPUMatchesVulkan(t *testing.T) {
 	}
 	t.Logf("%d outputs byte-identical, %d identical but for the sign or payload of NaNs; vulkan %v, webgpu (WGSL, naga, spirv-val, lavapipe) %v; %v in all", compared, nanOnly, vkTime.Round(time.Millisecond), wgTime.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
+
+// TestWebGPUColumn: the suite's report has a webgpu column whose runs say what X is there
+// (naga's SPIR-V on a Vulkan device, not a WebGPU implementation).
+func TestWebGPUColumn(t *testing.T) {
+	f := conformance.Filter{Ops: []string{"add"}, Types: []string{"f32"}, Backends: []string{"webgpu"}}
+	results := conformance.Run(f, conformance.Targets(), nil, nil)
+	if len(results) != 1 {
+		t.Fatalf("%d results, want 1", len(results))
+	}
+	if !results[0].Ran {
+		t.Skipf("webgpu: %s", results[0].Reason)
+	}
+	var out bytes.Buffer
+	conformance.WriteMatrix(&out, results)
+	for _, want := range []string{"cell", "webgpu", "add/f32", "EVXB", "not a WebGPU implementation", "github.com/gogpu/naga"} {
+		if !bytes.Contains(out.Bytes(), []byte(want)) {
+			t.Errorf("the report does not say %q:\n%s", want, out.String())
+		}
+	}
+}
