@@ -94,8 +94,17 @@ func TestInexactJudging(t *testing.T) {
 			}
 			var m bytes.Buffer
 			conformance.WriteMatrix(&m, []conformance.Result{r})
-			if c.passed && (!strings.Contains(m.String(), "inexact, max ULP") || !strings.Contains(m.String(), "0 of 1 (cell, backend, schedule) runs are bit-exact, 1 inexact")) {
-				t.Errorf("matrix does not report the inexact pass:\n%s", m.String())
+			ms := m.String()
+			if c.passed && (!strings.Contains(ms, "canned\n") || !strings.Contains(ms, "EVX inexact, max ULP") ||
+				!strings.Contains(ms, "inexact by declaration (a device's own functions; never bit-exact), within their bounds (1):\n  inexact_test/f32 on canned") ||
+				!strings.Contains(ms, "0 of 1 (cell, backend, schedule) runs are bit-exact, 1 inexact") || strings.Contains(ms, "not bit-exact (")) {
+				t.Errorf("matrix does not report the inexact pass:\n%s", ms)
+			}
+			if !c.passed && (!strings.Contains(ms, "not bit-exact (1):") || strings.Contains(ms, "within their bounds (")) {
+				t.Errorf("matrix does not list the failing run:\n%s", ms)
+			}
+			if c.passed == false && r.Inexact && r.OutOfBounds == "" && c.inReason == "over the declared bound" && !strings.Contains(ms, "OVER-ULP-BOUND") {
+				t.Errorf("matrix column does not say the run went over its bound:\n%s", ms)
 			}
 		})
 	}
