@@ -132,14 +132,6 @@ func compile(k *ir.Kernel, sg int) (*code, error) {
 	c.number(k.Body, nil, &n)
 	c.uniformity()
 	c.places()
-	c.out.body = c.block(k.Body)
-	if len(c.errs) > 0 {
-		return nil, c.joined()
-	}
-	c.out.wsize, c.out.dsize, c.out.nmasks = c.wsize, c.dsize, c.nmasks
-	for _, s := range k.Shared {
-		c.out.shared = append(c.out.shared, s.Len*s.Elem.Stride())
-	}
 	for _, b := range k.Buffers {
 		c.out.bufs = append(c.out.bufs, bufInfo{name: b.Name, stride: b.Elem.Stride()})
 	}
@@ -149,6 +141,14 @@ func compile(k *ir.Kernel, sg int) (*code, error) {
 		}
 		return true
 	})
+	c.out.body = c.block(k.Body)
+	if len(c.errs) > 0 {
+		return nil, c.joined()
+	}
+	c.out.wsize, c.out.dsize, c.out.nmasks = c.wsize, c.dsize, c.nmasks
+	for _, s := range k.Shared {
+		c.out.shared = append(c.out.shared, s.Len*s.Elem.Stride())
+	}
 	return c.out, nil
 }
 

@@ -29,7 +29,10 @@
 //     buffers are real atomic operations (sync/atomic), since other workgroups run concurrently.
 //   - Shared arrays and variables start zeroed in every workgroup. Two invocations of one
 //     workgroup storing to one element without a barrier (a race on a GPU) leave the value of
-//     the higher local index: deterministic, but not a promise other backends keep.
+//     the higher local index: deterministic, but not a promise other backends keep. Workgroups
+//     that store to one buffer element without atomics race as they would on a device (the
+//     outcome is unspecified, and Go's race detector reports it); the plain loads and stores of
+//     a buffer the kernel also updates atomically are atomic word accesses.
 //   - A workgroup whose invocations wait on each other through memory without a barrier (a spin
 //     lock taken by one invocation) never ends, as on a lockstep GPU; workgroups that wait on
 //     other workgroups may wait for one that is not running.

@@ -96,6 +96,12 @@ func (c *compiler) mem(in *ir.Inst) step {
 	stride, comps := elem.Stride(), int(elem.Lanes)
 	width, sext := elem.Scalar.Bits(), elem.Scalar.IsSigned()
 	mi := ix.m()
+	if !shared && c.out.bufs[ref].atomic && in.Op != ir.OpAtomic {
+		// Other workgroups (goroutines) update this buffer atomically: its plain loads and
+		// stores are atomic too (its elements are 32-bit scalars, and aligned), as the words
+		// of a device buffer are.
+		return c.atomicWord(in, s, ref, ix, signed)
+	}
 	switch in.Op {
 	case ir.OpLoad:
 		d := c.part(in)
@@ -358,6 +364,46 @@ func (c *compiler) varAccess(in *ir.Inst) step {
 					word &= word - 1
 					dst[l] = src[l&mv]
 				}
+			}
+		}
+	}
+}
+
+// atomicWord compiles a plain load or store of a buffer the kernel also accesses atomically: one
+// atomic 32-bit load or store per invocation, so a plain read racing another workgroup's atomic
+// (the first read of a compare-exchange loop) reads a whole word, and the Go memory model holds.
+func (c *compiler) atomicWord(in *ir.Inst, s *site, ref int, ix part, signed bool) step {
+	mi := ix.m()
+	word := func(f *frame, l int) *uint32 {
+		i := index(f.w[ix.off+l&mi], signed)
+		if n := f.blen[ref]; uint64(i) >= uint64(n) {
+			f.oob(s, i, n, l)
+		}
+		return (*uint32)(unsafe.Pointer(&f.bufs[ref][4*i]))
+	}
+	if in.Op == ir.OpLoad {
+		d := c.part(in)
+		if d.n == 1 {
+			return func(f *frame) { f.w[d.off] = atomic.LoadUint32(word(f, f.firstLane())) }
+		}
+		return func(f *frame) {
+			for wi, w := range f.exec {
+				for w != 0 {
+					l := wi<<6 | bits.TrailingZeros64(w)
+					w &= w - 1
+					f.w[d.off+l] = atomic.LoadUint32(word(f, l))
+				}
+			}
+		}
+	}
+	v := c.part(in.Args[1])
+	mv := v.m()
+	return func(f *frame) {
+		for wi, w := range f.exec {
+			for w != 0 {
+				l := wi<<6 | bits.TrailingZeros64(w)
+				w &= w - 1
+				atomic.StoreUint32(word(f, l), f.w[v.off+l&mv])
 			}
 		}
 	}
