@@ -27,9 +27,10 @@ func init() {
 // That X is not a WebGPU implementation: it is the WGSL text, compiled by another compiler than
 // onesource's, executed; every result says so.
 //
-// Every WebGPU target of the process shares one Vulkan device, and a module's naga SPIR-V, its
-// spirv-val verdict and its pipeline are made once per WGSL text: a second run of a cell (the
-// differential test after the conformance test, say) only dispatches.
+// The WebGPU targets of a process share one Vulkan device while any is open (its pipelines are
+// cached per module), and a module's naga SPIR-V and spirv-val verdict are made once per WGSL
+// text for the life of the process: a second run of a cell (the differential test after the
+// conformance test, say) compiles nothing but the device's pipeline.
 //
 // The zero WebGPU emits each kernel with webgpu.OptionsFor (core WGSL, or WGSL with the
 // subgroups extension for a kernel that uses subgroups itself), in checked mode: the cell's kernel is
@@ -51,7 +52,8 @@ func (w *WebGPU) SetChecked(on bool) { w.Unchecked = !on }
 // Name implements Target.
 func (w *WebGPU) Name() string { return "webgpu" }
 
-// webgpuShared is the Vulkan device every open WebGPU target uses, and what was compiled on it.
+// webgpuShared is the Vulkan device every open WebGPU target uses, and the WGSL texts naga has
+// compiled.
 var webgpuShared struct {
 	mu      sync.Mutex
 	dev     *vulkan.Device
@@ -59,15 +61,15 @@ var webgpuShared struct {
 	modules map[[32]byte]*nagaModule
 }
 
-// nagaModule is one WGSL text compiled by naga, validated, and made a pipeline on the shared
-// device.
+// maxNagaModules bounds the modules kept compiled.
+const maxNagaModules = 256
+
+// nagaModule is one WGSL text compiled by naga and validated.
 type nagaModule struct {
 	once  sync.Once
 	r     *nagacheck.Result
-	p     *vulkan.Pipeline
 	noVal bool  // spirv-val is not installed
-	err   error // the first failure, with its stage ("validate: ", "pipeline: ")
-	stage string
+	err   error // the failure, if any
 }
 
 // Open implements Target: it opens (or shares) a Vulkan device to run naga's SPIR-V on.
@@ -83,7 +85,10 @@ func (w *WebGPU) Open() error {
 		if err != nil {
 			return fmt.Errorf("unavailable: webgpu runs naga's SPIR-V on Vulkan: %w", err)
 		}
-		sh.dev, sh.modules = d, map[[32]byte]*nagaModule{}
+		sh.dev = d
+	}
+	if sh.modules == nil {
+		sh.modules = map[[32]byte]*nagaModule{}
 	}
 	sh.users++
 	w.dev = sh.dev
@@ -101,17 +106,23 @@ func (w *WebGPU) Close() {
 	defer sh.mu.Unlock()
 	if sh.users--; sh.users == 0 {
 		sh.dev.Close()
-		sh.dev, sh.modules = nil, nil
+		sh.dev = nil
 	}
 }
 
-// compiled returns the naga module of m on the shared device, compiling it on first use.
-func (w *WebGPU) compiled(m *webgpu.Module, sharedBytes int) *nagaModule {
+// compiled returns naga's SPIR-V of m and its spirv-val verdict, made on first use.
+func compiled(m *webgpu.Module) *nagaModule {
 	sh := &webgpuShared
-	key := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s", m.Name, sharedBytes, m.Source)))
+	key := sha256.Sum256([]byte(m.Source))
 	sh.mu.Lock()
+	if sh.modules == nil {
+		sh.modules = map[[32]byte]*nagaModule{}
+	}
 	nm := sh.modules[key]
 	if nm == nil {
+		if len(sh.modules) >= maxNagaModules {
+			clear(sh.modules) // a bound on memory: a matrix at one schedule fits
+		}
 		nm = &nagaModule{}
 		sh.modules[key] = nm
 	}
@@ -119,31 +130,20 @@ func (w *WebGPU) compiled(m *webgpu.Module, sharedBytes int) *nagaModule {
 	nm.once.Do(func() {
 		r, err := nagacheck.SPIRV(m.Source, nagacheck.Options{})
 		if err != nil {
-			nm.err, nm.stage = err, "validate"
+			nm.err = err
 			return
 		}
+		r.Raw = nil
 		nm.r = r
 		switch err := nagacheck.SPIRVVal(r.Words); {
 		case errors.Is(err, nagacheck.ErrNoValidator):
 			nm.noVal = true
 		case err != nil:
-			nm.err, nm.stage = err, "validate"
-			return
-		}
-		vm, err := nagacheck.VulkanModule(m, r, sharedBytes)
-		if err != nil {
-			nm.err, nm.stage = err, "module"
-			return
-		}
-		if nm.p, err = w.dev.Pipeline(vm); err != nil {
-			nm.err, nm.stage = err, "pipeline"
+			nm.err = err
 		}
 	})
 	return nm
 }
-
-// SubgroupSize is the subgroup size the lowering assumes (0 for core WGSL).
-func (w *WebGPU) SubgroupSize() int { return w.Options.Caps().SubgroupSize }
 
 // Run implements Target.
 func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcome {
@@ -174,8 +174,8 @@ func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		return o
 	}
 	o.Levels = "E"
-	nm := w.compiled(m, low.SharedBytes())
-	if nm.stage == "validate" {
+	nm := compiled(m)
+	if nm.err != nil {
 		o.Err = fmt.Errorf("validate: %w", nm.err)
 		return o
 	}
@@ -188,11 +188,16 @@ func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 	for _, f := range nm.r.Fixes {
 		o.Notes = append(o.Notes, "naga workaround: "+f.Name)
 	}
-	if nm.err != nil {
-		o.Err = fmt.Errorf("%s: %w", nm.stage, nm.err)
+	vm, err := nagacheck.VulkanModule(m, nm.r, low.SharedBytes())
+	if err != nil {
+		o.Err = err
 		return o
 	}
-	p := nm.p
+	p, err := w.dev.Pipeline(vm)
+	if err != nil {
+		o.Err = fmt.Errorf("pipeline: %w", err)
+		return o
+	}
 	start := time.Now()
 	var outs [][][]byte
 	for _, c := range cases {
