@@ -34,7 +34,9 @@
 // C-family printer (backends/cfamily) do:
 //
 //   - float + - * / and sqrt are WGSL's operators and sqrt, one operation per IR instruction;
-//     a*b+c is a multiply and an add. WGSL has no NoContraction and no other way to forbid
+//     a*b+c is a multiply and an add. WGSL promises correct rounding for + - * only; / and sqrt
+//     are as accurate as the implementation's (on Vulkan, OpFDiv and Sqrt: the same caveat as
+//     onesource's own SPIR-V). WGSL has no NoContraction and no other way to forbid
 //     contraction or reassociation: a WebGPU implementation whose compiler fuses or
 //     reassociates breaks the contract, and this package cannot prevent it. Mesa's drivers do
 //     rewrite undecorated float operations and conversions (lavapipe turns (x+C)-C into x,
