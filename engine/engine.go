@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,11 +15,20 @@ import (
 	"github.com/onesource-go/onesource/tuning"
 )
 
-// Backend is the backend the engine serves ("vulkan").
-const Backend = "vulkan"
+// The backends the engine serves (Options.Backend), by their names in cell keys.
+const (
+	// Vulkan serves every cell on a Vulkan device (lavapipe on a CPU-only machine): the twins
+	// compiled to SPIR-V, and hand-written incumbents.
+	Vulkan = "vulkan"
+	// CPU serves every cell on the CPU executor (package backends/cpu), which needs no driver:
+	// the twins only (incumbents are Vulkan SPIR-V).
+	CPU = "cpu"
+)
 
 // Options configure Open.
 type Options struct {
+	// Backend is the backend to serve on: Vulkan ("" too) or CPU.
+	Backend string
 	// DeviceIndex selects the Vulkan device (vulkan.Devices).
 	DeviceIndex int
 	// Registry decides who serves each cell; nil serves every cell by its twin.
@@ -29,30 +37,32 @@ type Options struct {
 	Manifest *incumbent.Manifest
 	// Tuning holds the tuned schedules; nil runs every twin at its default schedule.
 	Tuning *tuning.Cache
-	// Timed measures every dispatch on the device (Call.Time); it serializes the dispatches.
+	// Timed measures every dispatch on the device (Call.Time); it serializes the dispatches. On
+	// the cpu backend, where dispatches run one after another anyway, it is each one's wall time.
 	Timed bool
 	// MaxBinding is the most bytes one buffer holds (0: the device's MaxStorageBufferRange,
-	// what one binding can address); larger matrices are split by rows. Tests lower it.
+	// what one binding can address; 2^31-1 on cpu); larger matrices are split by rows. Tests
+	// lower it.
 	MaxBinding int
 }
 
 // Engine is an open device serving op calls. Its methods are safe for concurrent use; calls are
 // queued in the order they are made.
 type Engine struct {
-	dev  *vulkan.Device
-	caps int // subgroup size the lowering assumes (0: none)
-	opts Options
-	reg  atomic.Pointer[registry.Registry]
+	dev     device
+	backend string // the backend's name in cell keys
+	caps    int    // subgroup size the lowering assumes (0: none)
+	opts    Options
+	reg     atomic.Pointer[registry.Registry]
 	// device and driver name this machine as registry evidence does.
 	device, driver string
 
 	mu      sync.Mutex
-	stream  *vulkan.Stream
 	pending []int // per queued dispatch, in order: its index in trace (-1: not traced)
 	twins   map[twinKey]*twin
 	hands   map[string]*hand // by incumbent name and shape
-	tables  map[oracle.Type][]*vulkan.Buffer
-	dummy   *vulkan.Buffer
+	tables  map[oracle.Type][]buffer
+	dummy   buffer
 	trace   []Call
 	tracing bool
 	label   string
@@ -61,7 +71,7 @@ type Engine struct {
 
 // Call is one served op call, as the trace records it.
 type Call struct {
-	Cell    string         // "matvec/q4_0/vulkan"
+	Cell    string         // "matvec/q4_0/vulkan" ("matvec/q4_0/cpu" on the cpu backend)
 	Impl    registry.Impl  // twin or hand
 	State   registry.State // the cell's registry state ("" without a registry entry)
 	Why     string         // why this implementation serves
@@ -74,26 +84,30 @@ type Call struct {
 	Flushed bool          // the call ran (its Time is known with Options.Timed)
 }
 
-// Open opens the Vulkan device and returns an engine on it.
+// Open opens the device of opts.Backend and returns an engine on it. The cpu backend needs no
+// Vulkan library.
 func Open(opts Options) (*Engine, error) {
-	if err := vulkan.Available(); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+	var (
+		dev device
+		err error
+	)
+	switch opts.Backend {
+	case "", Vulkan:
+		dev, err = openVulkan(opts)
+	case CPU:
+		dev, err = openCPU(opts)
+	default:
+		return nil, fmt.Errorf("engine: backend %q: want %q or %q", opts.Backend, Vulkan, CPU)
 	}
-	dev, err := vulkan.Open(vulkan.Options{DeviceIndex: opts.DeviceIndex})
 	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	st, err := dev.NewStream(opts.Timed)
-	if err != nil {
-		dev.Close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e := &Engine{
-		dev: dev, opts: opts, stream: st, caps: dev.Caps().SubgroupSize,
-		twins: map[twinKey]*twin{}, hands: map[string]*hand{}, tables: map[oracle.Type][]*vulkan.Buffer{},
+		dev: dev, backend: dev.backend(), opts: opts, caps: dev.subgroupSize(),
+		twins: map[twinKey]*twin{}, hands: map[string]*hand{}, tables: map[oracle.Type][]buffer{},
 		tracing: true,
 	}
-	e.device, e.driver = dev.Info().Evidence()
+	e.device, e.driver = dev.evidence()
 	e.reg.Store(opts.Registry)
 	return e, nil
 }
@@ -106,24 +120,33 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
-	return e.dev.Close()
+	return e.dev.close()
 }
 
 // maxBinding is the most bytes one tensor buffer holds, a multiple of 256.
 func (e *Engine) maxBinding() int {
-	limit := int(e.dev.Info().MaxStorageBufferRange)
+	limit := e.dev.maxBinding()
 	if e.opts.MaxBinding > 0 {
 		limit = min(limit, e.opts.MaxBinding)
 	}
 	return max(256, limit&^255)
 }
 
-// Device describes the device the engine runs on.
-func (e *Engine) Device() vulkan.DeviceInfo { return e.dev.Info() }
+// Backend is the backend the engine serves on (Vulkan or CPU), as cell keys name it.
+func (e *Engine) Backend() string { return e.backend }
+
+// Device describes the device the engine runs on. On the cpu backend only the fields that
+// apply to the executor are set (Name, Type "CPU", the driver, the subgroup size).
+func (e *Engine) Device() vulkan.DeviceInfo { return e.dev.info() }
+
+// Evidence names the device and its driver as registry evidence and the tuning cache key them:
+// vulkan.DeviceInfo.Evidence on Vulkan; on cpu the executor, the architecture and the Go
+// version, as package prebuilt names its cpu device.
+func (e *Engine) Evidence() (device, driver string) { return e.device, e.driver }
 
 // Stats returns the device's counters (submissions, dispatches, barriers, host reads and
 // writes).
-func (e *Engine) Stats() vulkan.Stats { return e.dev.Stats() }
+func (e *Engine) Stats() Stats { return e.dev.stats() }
 
 // Registry returns the registry calls are resolved against now.
 func (e *Engine) Registry() *registry.Registry { return e.reg.Load() }
@@ -191,13 +214,13 @@ func (e *Engine) flushCtx(ctx context.Context) error {
 	}
 	pending := e.pending
 	e.pending = nil
-	if e.stream.Len() == 0 {
+	if e.dev.queued() == 0 {
 		return nil
 	}
-	if err := e.stream.SubmitContext(ctx); err != nil {
+	times, err := e.dev.flush(ctx)
+	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	times := e.stream.Times()
 	for i, ti := range pending {
 		if ti >= 0 && ti < len(e.trace) {
 			e.trace[ti].Flushed = true
@@ -218,29 +241,13 @@ func (e *Engine) SetLabel(label string) {
 
 // CopyBandwidth measures the device's copy bandwidth in GB/s, the roofline a profile compares
 // ops with: bytes read plus written by vkCmdCopyBuffer of 16 MiB (as onesource bench measures
-// it), the median of five runs of ten copies.
+// it; on cpu, Go's copy of 16 MiB in memory), the median of five runs of ten copies.
 func (e *Engine) CopyBandwidth() (float64, error) {
-	size := min(16<<20, int(e.dev.Info().MaxStorageBufferRange)) &^ 3
-	src, err := e.dev.NewBuffer(size)
+	bw, err := e.dev.copyBandwidth()
 	if err != nil {
 		return 0, fmt.Errorf("engine: CopyBandwidth: %w", err)
 	}
-	defer src.Release()
-	dst, err := e.dev.NewBuffer(size)
-	if err != nil {
-		return 0, fmt.Errorf("engine: CopyBandwidth: %w", err)
-	}
-	defer dst.Release()
-	var ns []float64
-	for i := 0; i < 5; i++ {
-		r, err := e.dev.BenchCopy(src, dst, size, 2, 10)
-		if err != nil {
-			return 0, fmt.Errorf("engine: CopyBandwidth: %w", err)
-		}
-		ns = append(ns, float64(r.PerDispatch.Nanoseconds()))
-	}
-	slices.Sort(ns)
-	return 2 * float64(size) / ns[len(ns)/2], nil
+	return bw, nil
 }
 
 // Timed reports whether the engine measures each dispatch (Options.Timed).

@@ -21,11 +21,14 @@ import (
 	"github.com/onesource-go/onesource/tuning"
 )
 
-// openEngine opens an engine, or skips the test with the reason no Vulkan device is here.
+// openEngine opens an engine, or skips the test with the reason no Vulkan device is here (the
+// cpu backend is always here).
 func openEngine(t testing.TB, opts Options) *Engine {
 	t.Helper()
-	if err := vulkan.Available(); err != nil {
-		t.Skipf("vulkan: %v", err)
+	if opts.Backend != CPU {
+		if err := vulkan.Available(); err != nil {
+			t.Skipf("vulkan: %v", err)
+		}
 	}
 	e, err := Open(opts)
 	if err != nil {
@@ -79,10 +82,22 @@ func sameBits(t *testing.T, what string, got *Tensor, want []float32) {
 	}
 }
 
-// TestOpsMatchOracle runs every op of the engine once through the twins (no registry) and
-// compares each output with the oracle's, byte for byte.
-func TestOpsMatchOracle(t *testing.T) {
-	e := openEngine(t, Options{})
+// backends are the engine's backends, for tests that run on each.
+var backends = []string{Vulkan, CPU}
+
+// onEach runs test on every backend, as a subtest named by the backend.
+func onEach(t *testing.T, test func(t *testing.T, backend string)) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) { test(t, b) })
+	}
+}
+
+// TestOpsMatchOracle runs every op of the engine once through the twins (no registry) on each
+// backend and compares each output with the oracle's, byte for byte.
+func TestOpsMatchOracle(t *testing.T) { onEach(t, testOpsMatchOracle) }
+
+func testOpsMatchOracle(t *testing.T, backend string) {
+	e := openEngine(t, Options{Backend: backend})
 	rng := rand.New(rand.NewSource(1))
 	const rows, n = 5, 96
 
@@ -243,9 +258,12 @@ func TestOpsMatchOracle(t *testing.T) {
 }
 
 // TestChainOneSubmission chains ops on the device: the whole chain is one submission, with no
-// host copy between the ops, and barriers only where an op reads what an earlier one wrote.
-func TestChainOneSubmission(t *testing.T) {
-	e := openEngine(t, Options{})
+// host copy between the ops, and (on Vulkan) barriers only where an op reads what an earlier one
+// wrote; the cpu executor runs the dispatches one after another, with no barriers.
+func TestChainOneSubmission(t *testing.T) { onEach(t, testChainOneSubmission) }
+
+func testChainOneSubmission(t *testing.T, backend string) {
+	e := openEngine(t, Options{Backend: backend})
 	rng := rand.New(rand.NewSource(2))
 	const n = 256
 	x := randF32(rng, n, 1)
@@ -290,8 +308,15 @@ func TestChainOneSubmission(t *testing.T) {
 	if d := after.HostWrites - before.HostWrites; d != 0 {
 		t.Errorf("%d host writes between ops, want 0", d)
 	}
-	if d := after.Barriers - before.Barriers; d != 2 {
-		t.Errorf("%d barriers, want 2 (before the matvec and before the add)", d)
+	wantBarriers := 2 // before the matvec and before the add
+	if backend == CPU {
+		wantBarriers = 0
+	}
+	if d := after.Barriers - before.Barriers; d != wantBarriers {
+		t.Errorf("%d barriers, want %d", d, wantBarriers)
+	}
+	if d := after.Dispatches - before.Dispatches; d != 4 {
+		t.Errorf("%d dispatches, want 4", d)
 	}
 	hw := make([]float32, n)
 	must(oracle.RMSNormF32(hw, x, w, n, 1e-5))
@@ -493,9 +518,17 @@ func TestSwapWhileCalling(t *testing.T) {
 	}
 }
 
-// TestCallErrors: bad operands are errors that name the op, the operand and what was expected.
+// TestCallErrors: bad operands are errors that name the op, the operand and what was expected,
+// on each backend; an unknown backend is an error naming it.
 func TestCallErrors(t *testing.T) {
-	e := openEngine(t, Options{})
+	if _, err := Open(Options{Backend: "metal"}); err == nil || !strings.Contains(err.Error(), `backend "metal"`) {
+		t.Errorf("Open of backend metal: %v", err)
+	}
+	onEach(t, testCallErrors)
+}
+
+func testCallErrors(t *testing.T, backend string) {
+	e := openEngine(t, Options{Backend: backend})
 	x := zeros(t, e, 4, 8)
 	q, err := e.NewTensor(oracle.Q4_0, 4, 64)
 	if err != nil {
@@ -533,20 +566,20 @@ func TestCallErrors(t *testing.T) {
 	if _, err := e.UploadF32([]float32{1, 2}, 3); err == nil || !strings.Contains(err.Error(), "8 bytes, want 12") {
 		t.Errorf("Upload of the wrong size: %v", err)
 	}
-	other := openEngine(t, Options{})
+	other := openEngine(t, Options{Backend: backend})
 	if err := e.Add(x, x, zeros(t, other, 4, 8)); err == nil || !strings.Contains(err.Error(), "another engine") {
 		t.Errorf("a tensor of another engine: %v", err)
 	}
 }
 
-// TestTunedSchedule: a twin runs at the schedule the tuning cache holds for this device and this
-// version of the twin, and at its default when the entry is for another version.
-func TestTunedSchedule(t *testing.T) {
-	if err := vulkan.Available(); err != nil {
-		t.Skipf("vulkan: %v", err)
-	}
-	probe := openEngine(t, Options{})
-	device, driver := probe.Device().Evidence()
+// TestTunedSchedule: a twin runs at the schedule the tuning cache holds for this device (and
+// backend) and this version of the twin, and at its default when the entry is for another
+// version.
+func TestTunedSchedule(t *testing.T) { onEach(t, testTunedSchedule) }
+
+func testTunedSchedule(t *testing.T, backend string) {
+	probe := openEngine(t, Options{Backend: backend})
+	device, driver := probe.Evidence()
 	cell, ok := kernels.Lookup("rms_norm", oracle.F32)
 	if !ok {
 		t.Fatal("no rms_norm cell")
@@ -555,14 +588,14 @@ func TestTunedSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := cell.DefaultScheduleFor(Backend, probe.caps)
+	def := cell.DefaultScheduleFor(probe.Backend(), probe.caps)
 	want := kernels.Schedule{Lanes: 128, Layout: dsl.Strided}
 	if want == def {
 		want.Lanes = 32
 	}
 	entry := func(h string) tuning.Entry {
 		return tuning.Entry{
-			Key:   tuning.Key{Cell: cell.Name(), Backend: Backend, Device: device, Driver: driver, TwinHash: h},
+			Key:   tuning.Key{Cell: cell.Name(), Backend: probe.Backend(), Device: device, Driver: driver, TwinHash: h},
 			Shape: "rows=64,n=4096", Schedule: want.String(), Seconds: 1e-3, Date: tuning.Date(time.Unix(0, 0)),
 			Candidates: []tuning.Candidate{{Schedule: want.String(), Exact: true, Seconds: 1e-3}},
 		}
@@ -575,7 +608,7 @@ func TestTunedSchedule(t *testing.T) {
 		if err := cache.Put(entry(c.hash)); err != nil {
 			t.Fatal(err)
 		}
-		e := openEngine(t, Options{Tuning: cache})
+		e := openEngine(t, Options{Backend: backend, Tuning: cache})
 		rng := rand.New(rand.NewSource(4))
 		x := randF32(rng, 3*300, 1)
 		y := zeros(t, e, 3, 300)
@@ -604,12 +637,14 @@ func TestTunedSchedule(t *testing.T) {
 // TestSplitMatrix: a matrix larger than one buffer may hold is split by rows; MatVec takes it
 // whole (the same bytes as the oracle), GetRows one part at a time (PartOf), Read returns the
 // bytes written, and the ops that cannot bind it say so.
-func TestSplitMatrix(t *testing.T) {
+func TestSplitMatrix(t *testing.T) { onEach(t, testSplitMatrix) }
+
+func testSplitMatrix(t *testing.T, backend string) {
 	const rows, n = 100, 256
 	typ := oracle.Q6_K
 	rb, _ := oracle.RowSize(typ, n)
 	const limit = 16384 // 78 rows of 210 bytes: parts of 64 rows
-	e := openEngine(t, Options{MaxBinding: limit})
+	e := openEngine(t, Options{Backend: backend, MaxBinding: limit})
 	wb, err := kernels.WeightRows(typ, rows, n, 6)
 	if err != nil {
 		t.Fatal(err)

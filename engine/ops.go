@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/oracle"
 )
@@ -59,15 +58,15 @@ func f32bits(x float32) uint32 { return math.Float32bits(x) }
 
 // dummy is a one-word buffer bound where a kernel's optional operand is absent (an unweighted
 // norm's w, an unmasked softmax's mask). e.mu is held.
-func (e *Engine) dummyView() (vulkan.View, error) {
+func (e *Engine) dummyView() (view, error) {
 	if e.dummy == nil {
-		b, err := e.dev.NewBuffer(4)
+		b, err := e.dev.newBuffer(4)
 		if err != nil {
-			return vulkan.View{}, fmt.Errorf("engine: %w", err)
+			return view{}, fmt.Errorf("engine: %w", err)
 		}
 		e.dummy = b
 	}
-	return e.dummy.Whole(), nil
+	return whole(e.dummy), nil
 }
 
 // run serves c under e.mu.
@@ -98,7 +97,7 @@ func (e *Engine) RMSNorm(y, x, w *Tensor, eps float32) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	wv, weighted := vulkan.View{}, uint32(0)
+	wv, weighted := view{}, uint32(0)
 	if w != nil {
 		wv, weighted = w.view(), 1
 	} else {
@@ -109,7 +108,7 @@ func (e *Engine) RMSNorm(y, x, w *Tensor, eps float32) error {
 	}
 	return e.serve(&call{
 		op: op, typ: oracle.F32,
-		operands: map[string]vulkan.View{"x": x.view(), "w": wv, "y": y.view()},
+		operands: map[string]view{"x": x.view(), "w": wv, "y": y.view()},
 		params:   map[string]uint32{"n": uint32(n), "eps": f32bits(eps), "weighted": weighted},
 		groups:   perRow(rows),
 		vars:     map[string]float64{"rows": float64(rows), "n": float64(n), "eps": float64(eps)},
@@ -152,13 +151,13 @@ func (e *Engine) MatVec(y, w, x *Tensor) error {
 	for _, p := range parts {
 		for from := 0; from < p.Shape[0]; from += chunk {
 			r := min(chunk, p.Shape[0]-from)
-			ops := map[string]vulkan.View{
+			ops := map[string]view{
 				"w": p.rangeView(p.off+from*rb, r*rb),
 				"x": x.view(),
-				"y": y.buf.Range(y.off+4*(first+from), 4*r),
+				"y": {buf: y.buf, off: y.off + 4*(first+from), size: 4 * r},
 			}
 			for i, name := range names {
-				ops[name] = tables[i].Whole()
+				ops[name] = whole(tables[i])
 			}
 			if err := e.serve(&call{
 				op: op, typ: w.Type, operands: ops,
@@ -205,9 +204,9 @@ func (e *Engine) GetRows(dst, w, ids *Tensor) error {
 	if err != nil {
 		return fmt.Errorf("engine: %s/%s: %w", op, w.Type, err)
 	}
-	ops := map[string]vulkan.View{"w": w.view(), "ids": ids.view(), "dst": dst.view()}
+	ops := map[string]view{"w": w.view(), "ids": ids.view(), "dst": dst.view()}
 	for i, name := range names {
-		ops[name] = tables[i].Whole()
+		ops[name] = whole(tables[i])
 	}
 	return e.serve(&call{
 		op: op, typ: w.Type, operands: ops,
@@ -246,7 +245,7 @@ func (e *Engine) Softmax(y, x, mask *Tensor, scale float32) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var mv vulkan.View
+	var mv view
 	if mask != nil {
 		mv = mask.view()
 	} else {
@@ -257,7 +256,7 @@ func (e *Engine) Softmax(y, x, mask *Tensor, scale float32) error {
 	}
 	return e.serve(&call{
 		op: op, typ: oracle.F32,
-		operands: map[string]vulkan.View{"x": x.view(), "mask": mv, "y": y.view()},
+		operands: map[string]view{"x": x.view(), "mask": mv, "y": y.view()},
 		params:   map[string]uint32{"n": uint32(n), "scale": f32bits(scale), "mask_rows": uint32(maskRows)},
 		groups:   perRow(rows),
 		vars:     map[string]float64{"rows": float64(rows), "n": float64(n), "scale": float64(scale), "mask_rows": float64(maskRows)},
@@ -299,7 +298,7 @@ func (e *Engine) Rope(y, x, pos *Tensor, mode oracle.RopeMode, base float32) err
 	rows := tokens * heads
 	return e.run(&call{
 		op: op, typ: oracle.F32,
-		operands: map[string]vulkan.View{"x": x.view(), "pos": pos.view(), "y": y.view()},
+		operands: map[string]view{"x": x.view(), "pos": pos.view(), "y": y.view()},
 		params: map[string]uint32{"head_dim": uint32(hd), "n_dims": uint32(hd &^ 1), "heads": uint32(heads),
 			"rows": uint32(rows), "base": f32bits(base)},
 		groups: elementwise(rows * ((hd + 1) / 2)),
@@ -336,7 +335,7 @@ func (e *Engine) binary(op, an, bn string, y, a, b *Tensor, broadcast bool) erro
 	}
 	return e.run(&call{
 		op: op, typ: oracle.F32,
-		operands: map[string]vulkan.View{an: a.view(), bn: b.view(), "y": y.view()},
+		operands: map[string]view{an: a.view(), bn: b.view(), "y": y.view()},
 		params:   params,
 		groups:   elementwise(n),
 		vars:     map[string]float64{"rows": float64(a.Rows()), "n": float64(a.Cols())},
@@ -369,7 +368,7 @@ func (e *Engine) Scale(y, x *Tensor, s float32) error {
 	}
 	return e.run(&call{
 		op: op, typ: oracle.F32,
-		operands: map[string]vulkan.View{"x": x.view(), "y": y.view()},
+		operands: map[string]view{"x": x.view(), "y": y.view()},
 		params:   map[string]uint32{"n": uint32(n), "s": f32bits(s)},
 		groups:   elementwise(n),
 		vars:     map[string]float64{"rows": float64(x.Rows()), "n": float64(x.Cols()), "scale": float64(s)},
@@ -423,7 +422,7 @@ func (e *Engine) AttnDecode(out, q, k, v, scores *Tensor, p AttnParams) error {
 	}
 	return e.run(&call{
 		op: op, typ: oracle.F32,
-		operands: map[string]vulkan.View{"q": q.view(), "k": k.view(), "v": v.view(), "out": out.view(), "scores": scores.view()},
+		operands: map[string]view{"q": q.view(), "k": k.view(), "v": v.view(), "out": out.view(), "scores": scores.view()},
 		params: map[string]uint32{"head_dim": uint32(p.HeadDim), "n_heads": uint32(p.NHeads), "n_kv_heads": uint32(p.NKVHeads),
 			"n_kv": uint32(p.NKV), "kv_stride": uint32(kvDim), "scores_stride": uint32(scores.Cols()), "scale": f32bits(p.Scale)},
 		groups: func(kernels.Schedule) [3]uint32 { return [3]uint32{uint32(p.NHeads), 1, 1} },

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/oracle"
@@ -21,14 +20,15 @@ import (
 type call struct {
 	op       string
 	typ      oracle.Type
-	operands map[string]vulkan.View
+	operands map[string]view
 	params   map[string]uint32
 	groups   func(s kernels.Schedule) [3]uint32
 	vars     map[string]float64
 	bytes    int
+	backend  string // set by serve
 }
 
-func (c *call) cell() string { return c.op + "/" + c.typ.String() + "/" + Backend }
+func (c *call) cell() string { return c.op + "/" + c.typ.String() + "/" + c.backend }
 
 type twinKey struct {
 	op  string
@@ -37,37 +37,43 @@ type twinKey struct {
 
 // twin is a cell's twin compiled for the device at its schedule.
 type twin struct {
-	sched  kernels.Schedule
-	tuned  bool
-	why    string
-	pipe   *vulkan.Pipeline
-	params []string // parameter names in push-constant order
-	hash   string   // of the SPIR-V words
-	err    error    // why the twin cannot serve
+	sched kernels.Schedule
+	tuned bool
+	why   string
+	prog  program
+	err   error // why the twin cannot serve
 }
 
 // hand is an incumbent instantiated at one shape.
 type hand struct {
 	launch  *incumbent.Launch
-	pipe    *vulkan.Pipeline
-	scratch []*vulkan.Buffer // per binding; nil for operands
+	prog    program
+	scratch []buffer // per binding; nil for operands
 }
 
 // serve resolves c's cell and queues its dispatch. e.mu is held.
 func (e *Engine) serve(c *call) error {
+	c.backend = e.backend
 	if e.closed {
 		return fmt.Errorf("engine: %s: closed", c.op)
 	}
 	rec := Call{Cell: c.cell(), Bytes: c.bytes, Label: e.label}
 	impl, why := registry.Twin, "no registry: the twin serves"
 	if r := e.reg.Load(); r != nil {
-		ch := r.SelectOn(c.op, c.typ.String(), Backend, e.device, e.driver)
+		ch := r.SelectOn(c.op, c.typ.String(), e.backend, e.device, e.driver)
 		rec.State = ch.State
 		switch ch.Impl {
 		case registry.Twin:
 			why = fmt.Sprintf("registry: %s", ch.State)
 		case registry.Incumbent:
 			impl, why = registry.Incumbent, fmt.Sprintf("registry: %s", ch.State)
+			if !e.dev.incumbents() {
+				if ch.State == registry.Failing {
+					return fmt.Errorf("engine: %s: the registry marks the cell failing (its twin is not bit-exact), and its incumbent is Vulkan SPIR-V, which the %s backend does not run: nothing may serve it", rec.Cell, e.backend)
+				}
+				// Never silently: the trace says the registry's incumbent was passed over.
+				impl, why = registry.Twin, fmt.Sprintf("registry: %s, but its incumbent is Vulkan SPIR-V, which the %s backend does not run: the twin serves", ch.State, e.backend)
+			}
 		default:
 			if ch.State == registry.Failing {
 				return fmt.Errorf("engine: %s: the registry marks the cell failing (its twin is not bit-exact) and names no incumbent: nothing may serve it", rec.Cell)
@@ -76,8 +82,8 @@ func (e *Engine) serve(c *call) error {
 		}
 	}
 	var (
-		pipe   *vulkan.Pipeline
-		views  []vulkan.View
+		prog   program
+		views  []view
 		push   []byte
 		groups [3]uint32
 	)
@@ -87,18 +93,19 @@ func (e *Engine) serve(c *call) error {
 		if err != nil {
 			return err
 		}
-		if views, err = bindViews(c, tw.pipe.Module().Bindings, nil); err != nil {
+		if views, err = bindViews(c, tw.prog.bindings(), nil); err != nil {
 			return err
 		}
-		push = make([]byte, 4*len(tw.params))
-		for i, name := range tw.params {
+		names := tw.prog.params()
+		push = make([]byte, 4*len(names))
+		for i, name := range names {
 			v, ok := c.params[name]
 			if !ok {
 				return fmt.Errorf("engine: %s: the twin takes parameter %q, which the call does not set", rec.Cell, name)
 			}
 			binary.LittleEndian.PutUint32(push[4*i:], v)
 		}
-		pipe, groups = tw.pipe, c.groups(tw.sched)
+		prog, groups = tw.prog, c.groups(tw.sched)
 		rec.Kernel, rec.Tuned = tw.sched.String(), tw.tuned
 		why += "; " + tw.why
 	case registry.Incumbent:
@@ -106,14 +113,14 @@ func (e *Engine) serve(c *call) error {
 		if err != nil {
 			return err
 		}
-		if views, err = bindViews(c, h.pipe.Module().Bindings, h); err != nil {
+		if views, err = bindViews(c, h.prog.bindings(), h); err != nil {
 			return err
 		}
-		pipe, push, groups = h.pipe, h.launch.Push, h.launch.Groups
+		prog, push, groups = h.prog, h.launch.Push, h.launch.Groups
 		rec.Kernel = name
 	}
 	rec.Impl, rec.Why, rec.Groups = impl, why, groups
-	if err := e.stream.Dispatch(pipe, views, push, groups); err != nil {
+	if err := e.dev.dispatch(prog, views, push, groups); err != nil {
 		return fmt.Errorf("engine: %s (%s): %w", rec.Cell, rec.Kernel, err)
 	}
 	ti := -1 // one pending entry per queued dispatch: its trace index, or -1 when not traced
@@ -126,14 +133,13 @@ func (e *Engine) serve(c *call) error {
 }
 
 // bindViews orders c's operands by the kernel's bindings; h supplies scratch buffers.
-func bindViews(c *call, bindings []vulkan.Binding, h *hand) ([]vulkan.View, error) {
-	views := make([]vulkan.View, len(bindings))
-	for i, b := range bindings {
+func bindViews(c *call, bindings []string, h *hand) ([]view, error) {
+	views := make([]view, len(bindings))
+	for i, name := range bindings {
 		if h != nil && h.scratch[i] != nil {
-			views[i] = h.scratch[i].Whole()
+			views[i] = whole(h.scratch[i])
 			continue
 		}
-		name := b.Name
 		if h != nil {
 			name = h.launch.Operands[i]
 		}
@@ -146,12 +152,12 @@ func bindViews(c *call, bindings []vulkan.Binding, h *hand) ([]vulkan.View, erro
 			// The manifest binds this operand at an offset into it (and a size).
 			off, size := h.launch.Offsets[i], h.launch.Sizes[i]
 			if size == 0 {
-				size = v.Size - off
+				size = v.size - off
 			}
-			if off+size > v.Size || size <= 0 {
-				return nil, fmt.Errorf("engine: %s: binding %d (%s): the manifest's range [%d, %d+%d) is outside the operand's %d bytes", c.cell(), i, name, off, off, size, v.Size)
+			if off+size > v.size || size <= 0 {
+				return nil, fmt.Errorf("engine: %s: binding %d (%s): the manifest's range [%d, %d+%d) is outside the operand's %d bytes", c.cell(), i, name, off, off, size, v.size)
 			}
-			v.Offset, v.Size = v.Offset+off, size
+			v.off, v.size = v.off+off, size
 		}
 		views[i] = v
 	}
@@ -176,12 +182,11 @@ func (e *Engine) buildTwin(c *call) *twin {
 		tw.err = fmt.Errorf("engine: %s: no DSL twin for this cell, and the registry does not send it to an incumbent", c.cell())
 		return tw
 	}
-	def := cell.DefaultScheduleFor(Backend, e.caps)
+	def := cell.DefaultScheduleFor(e.backend, e.caps)
 	tw.sched, tw.tuned, tw.why = def, false, "default schedule (no tuning cache)"
 	if e.opts.Tuning != nil {
 		if h, err := cell.SourceHash(); err == nil {
-			device, driver := e.dev.Info().Evidence()
-			key := tuning.Key{Cell: cell.Name(), Backend: Backend, Device: device, Driver: driver, TwinHash: h}
+			key := tuning.Key{Cell: cell.Name(), Backend: e.backend, Device: e.device, Driver: e.driver, TwinHash: h}
 			tw.sched, tw.tuned, tw.why = kernels.ChooseSchedule(e.opts.Tuning, key, cell, def)
 		}
 	}
@@ -190,19 +195,10 @@ func (e *Engine) buildTwin(c *call) *twin {
 		tw.err = fmt.Errorf("engine: %s: the twin does not build at %s: %w", c.cell(), tw.sched, err)
 		return tw
 	}
-	m, err := e.dev.Compile(k)
-	if err != nil {
-		tw.err = fmt.Errorf("engine: %s: compiling the twin: %w", c.cell(), err)
-		return tw
-	}
-	if tw.pipe, err = e.dev.Pipeline(m); err != nil {
+	if tw.prog, err = e.dev.compile(k); err != nil {
 		tw.err = fmt.Errorf("engine: %s: %w", c.cell(), err)
 		return tw
 	}
-	for _, p := range k.Params {
-		tw.params = append(tw.params, p.Name)
-	}
-	tw.hash = incumbent.HashWords(m.Words)
 	return tw
 }
 
@@ -212,7 +208,7 @@ func (e *Engine) handFor(c *call) (*hand, string, error) {
 	if m == nil {
 		return nil, "", fmt.Errorf("engine: %s: the registry sends the cell to its hand-written incumbent, but the engine has no incumbent manifest", c.cell())
 	}
-	ent := m.Entry(c.op, c.typ.String(), Backend)
+	ent := m.Entry(c.op, c.typ.String(), e.backend)
 	if ent == nil {
 		return nil, "", fmt.Errorf("engine: %s: the registry sends the cell to its hand-written incumbent, but the manifest names none for it", c.cell())
 	}
@@ -225,18 +221,14 @@ func (e *Engine) handFor(c *call) (*hand, string, error) {
 	if h, ok := e.hands[key]; ok {
 		return h, ent.Name, nil
 	}
-	l, err := ent.VulkanFor(e.dev.Info(), c.vars)
+	l, p, err := e.dev.incumbent(ent, c.vars)
 	if err != nil {
 		return nil, "", fmt.Errorf("engine: %s: %w", c.cell(), err)
 	}
-	p, err := e.dev.Pipeline(l.Module)
-	if err != nil {
-		return nil, "", fmt.Errorf("engine: %s: incumbent %s: %w", c.cell(), ent.Name, err)
-	}
-	h := &hand{launch: l, pipe: p, scratch: make([]*vulkan.Buffer, len(l.Operands))}
+	h := &hand{launch: l, prog: p, scratch: make([]buffer, len(l.Operands))}
 	for i, n := range l.Scratch {
 		if n > 0 {
-			if h.scratch[i], err = e.dev.NewBuffer((n + 3) &^ 3); err != nil {
+			if h.scratch[i], err = e.dev.newBuffer((n + 3) &^ 3); err != nil {
 				return nil, "", fmt.Errorf("engine: %s: incumbent %s scratch: %w", c.cell(), ent.Name, err)
 			}
 		}
@@ -247,7 +239,7 @@ func (e *Engine) handFor(c *call) (*hand, string, error) {
 
 // tablesFor returns the device copies of type t's lookup tables (kernels.Tables), in binding
 // order, uploading them on first use. e.mu is held.
-func (e *Engine) tablesFor(t oracle.Type) ([]string, []*vulkan.Buffer, error) {
+func (e *Engine) tablesFor(t oracle.Type) ([]string, []buffer, error) {
 	names, data, err := kernels.Tables(t)
 	if err != nil {
 		return nil, nil, err
@@ -255,9 +247,9 @@ func (e *Engine) tablesFor(t oracle.Type) ([]string, []*vulkan.Buffer, error) {
 	if bufs, ok := e.tables[t]; ok {
 		return names, bufs, nil
 	}
-	var bufs []*vulkan.Buffer
+	var bufs []buffer
 	for i, d := range data {
-		b, err := e.dev.NewBuffer(max(4, (len(d)+3)&^3))
+		b, err := e.dev.newBuffer(max(4, (len(d)+3)&^3))
 		if err == nil {
 			err = b.Write(0, d)
 		}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/oracle"
 	"github.com/onesource-go/onesource/wire"
 )
@@ -35,7 +34,7 @@ func typeName(typ oracle.Type) string {
 // buffer: its own (NewTensor, Upload) or part of another tensor's (Rows, Reshape).
 type Tensor struct {
 	e     *Engine
-	buf   *vulkan.Buffer
+	buf   buffer
 	off   int // bytes into buf
 	size  int // bytes
 	Type  oracle.Type
@@ -107,10 +106,10 @@ func (t *Tensor) String() string {
 
 // view is the tensor's binding: its bytes, padded to whole 32-bit words where the buffer has
 // room (kernels read words; a row count derived from the binding's length then comes out right).
-func (t *Tensor) view() vulkan.View { return t.rangeView(t.off, t.size) }
+func (t *Tensor) view() view { return t.rangeView(t.off, t.size) }
 
-func (t *Tensor) rangeView(off, size int) vulkan.View {
-	return t.buf.Range(off, min((size+3)&^3, t.buf.Size()-off))
+func (t *Tensor) rangeView(off, size int) view {
+	return view{buf: t.buf, off: off, size: min((size+3)&^3, t.buf.Size()-off)}
 }
 
 // tensorSize checks a shape for type typ and returns its bytes.
@@ -167,7 +166,7 @@ func (e *Engine) NewTensor(typ oracle.Type, shape ...int) (*Tensor, error) {
 		return whole, nil
 	}
 	// Kernels read 32-bit words: the buffer is padded to a multiple of 4 bytes.
-	b, err := e.dev.NewBuffer(max(4, (size+3)&^3))
+	b, err := e.dev.newBuffer(max(4, (size+3)&^3))
 	if err != nil {
 		return nil, fmt.Errorf("engine: NewTensor %s%v: %w", typeName(typ), shape, err)
 	}
