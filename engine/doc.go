@@ -28,6 +28,17 @@
 //   - Errors, not panics, for every bad input: a wrong type or shape names the op, the operand
 //     and what was expected.
 //
-// Only Vulkan is served today (lavapipe on a CPU-only machine); CUDA and HIP devices are not
-// yet behind this interface.
+// Two backends are served (Options.Backend): Vulkan, the default (lavapipe on a CPU-only
+// machine), and cpu, the Go executor of package backends/cpu, which needs no driver and no
+// Vulkan library at all. Behind a small internal device interface (buffers, kernels compiled for
+// the device, a queue of dispatches over byte ranges of buffers run in order at flush, counters,
+// the device's identity), the engine works the same on both: on cpu a buffer is a byte slice and
+// a tensor's binding a sub-slice of it; Flush runs the queued programs one after another (no
+// barriers are needed); Stats counts submissions, dispatches and host reads and writes as on
+// Vulkan. Cells are keyed on backend "cpu" there ("matvec/q4_0/cpu"), with the executor as the
+// machine's device and driver (the names package prebuilt gives it) for registry evidence and
+// the tuning cache. The cpu backend runs only twins, at their default schedule or the tuning
+// cache's for backend cpu: incumbents are Vulkan SPIR-V, so a cell the registry sends to its
+// incumbent (hand, declined) is served there by its twin and the trace says why; a cell failing
+// on the executor is still refused. CUDA and HIP devices are not yet behind this interface.
 package engine

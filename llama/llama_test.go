@@ -35,8 +35,10 @@ func writeModel(t testing.TB, s Synthetic) *gguf.File {
 
 func openEngine(t testing.TB, opts engine.Options) *engine.Engine {
 	t.Helper()
-	if err := vulkan.Available(); err != nil {
-		t.Skipf("vulkan: %v", err)
+	if opts.Backend != engine.CPU {
+		if err := vulkan.Available(); err != nil {
+			t.Skipf("vulkan: %v", err)
+		}
 	}
 	e, err := engine.Open(opts)
 	if err != nil {
@@ -119,12 +121,27 @@ func runBoth(t *testing.T, e *engine.Engine, f *gguf.File) *Model {
 }
 
 // TestSyntheticModelMatchesOracle runs the 2-layer synthetic model (q4_0, q8_0, q4_K and q6_K
-// weights) through the engine, every cell served by its twin: every step's logits equal the
-// oracle's composition of the same ops, byte for byte, and each step is one submission with no
-// host copy between its ops.
+// weights) through the engine on Vulkan, every cell served by its twin: every step's logits
+// equal the oracle's composition of the same ops, byte for byte, and each step is one
+// submission with no host copy between its ops.
 func TestSyntheticModelMatchesOracle(t *testing.T) {
+	testSynthetic(t, engine.Options{})
+}
+
+// TestSyntheticModelMatchesOracleCPU is TestSyntheticModelMatchesOracle on the cpu backend, with
+// the Vulkan library made absent (ONESOURCE_VULKAN_LIBRARY names a file that does not exist):
+// the model runs with no driver at all, with the oracle's logits byte for byte.
+func TestSyntheticModelMatchesOracleCPU(t *testing.T) {
+	t.Setenv(vulkan.LibraryEnv, filepath.Join(t.TempDir(), "no-libvulkan.so.1"))
+	if err := vulkan.Available(); err == nil {
+		t.Fatal("vulkan.Available with no library: no error")
+	}
+	testSynthetic(t, engine.Options{Backend: engine.CPU})
+}
+
+func testSynthetic(t *testing.T, opts engine.Options) {
 	f := writeModel(t, SmallSynthetic)
-	e := openEngine(t, engine.Options{})
+	e := openEngine(t, opts)
 	m := runBoth(t, e, f)
 
 	before := e.Stats()
@@ -145,6 +162,9 @@ func TestSyntheticModelMatchesOracle(t *testing.T) {
 	for _, c := range e.Trace() {
 		if c.Impl != registry.Twin {
 			t.Fatalf("%s served by %s without a registry", c.Cell, c.Impl)
+		}
+		if !strings.HasSuffix(c.Cell, "/"+e.Backend()) {
+			t.Fatalf("cell %s on backend %s", c.Cell, e.Backend())
 		}
 	}
 }
