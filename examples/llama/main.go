@@ -1,10 +1,12 @@
 // Command llama decodes with a llama-architecture model read from a GGUF file (as llama.cpp
 // writes them), every op served through the onesource engine by the kernel the registry chose:
 //
-//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE]
+//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE] [-backend cpu|vulkan]
 //
 // It feeds the prompt token ids, decodes N tokens greedily, prints the generated ids, and writes
-// the last step's logits as little-endian f32. Without a model at hand,
+// the last step's logits as little-endian f32. With -backend cpu every op runs on the Go CPU
+// executor (package backends/cpu), on a machine with no Vulkan driver at all. Without a model at
+// hand,
 //
 //	go run ./examples/llama -write-synthetic model.gguf
 //
@@ -22,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/gguf"
 	"github.com/onesource-go/onesource/incumbent"
@@ -44,6 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	tunePath := fs.String("tuning", "", "tuning cache (see onesource tune)")
 	ctx := fs.Int("ctx", 0, "KV cache positions (default: the model's context length, at most 2048)")
 	trace := fs.Bool("trace", false, "print who served each cell")
+	backend := fs.String("backend", engine.Vulkan, "backend to run on: vulkan, or cpu (the Go executor: no driver needed)")
 	synth := fs.String("write-synthetic", "", "write the synthetic test model to this file and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -64,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *model == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace]")
+		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan]")
 		fmt.Fprintln(stderr, "       llama -write-synthetic OUT.gguf")
 		return 2
 	}
@@ -75,7 +79,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *steps < 1 {
 		return fail(errors.New("-steps must be at least 1"))
 	}
-	opts := engine.Options{}
+	if *backend != engine.Vulkan && *backend != engine.CPU {
+		return fail(fmt.Errorf("-backend %q: want vulkan or cpu", *backend))
+	}
+	opts := engine.Options{Backend: *backend}
 	if *regPath != "" {
 		if opts.Registry, err = registry.Load(*regPath); err != nil {
 			return fail(err)
@@ -98,6 +105,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer f.Close()
 	e, err := engine.Open(opts)
 	if err != nil {
+		if errors.Is(err, vulkan.ErrUnavailable) {
+			err = fmt.Errorf("%w (-backend cpu runs without a Vulkan driver)", err)
+		}
 		return fail(err)
 	}
 	defer e.Close()
@@ -110,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("%d prompt tokens and %d steps do not fit the KV cache's %d positions (-ctx)", len(prompt), *steps, m.Ctx))
 	}
 	c := m.Config
-	fmt.Fprintf(stdout, "model: %d layers, dim %d, %d heads (%d kv), ffn %d, vocab %d; device %s\n", c.Layers, c.Dim, c.Heads, c.KVHeads, c.FF, c.Vocab, e.Device().Name)
+	fmt.Fprintf(stdout, "model: %d layers, dim %d, %d heads (%d kv), ffn %d, vocab %d; %s device %s\n", c.Layers, c.Dim, c.Heads, c.KVHeads, c.FF, c.Vocab, e.Backend(), e.Device().Name)
 	out, logits, err := llama.Generate(m, prompt, *steps)
 	if err != nil {
 		return fail(err)

@@ -20,6 +20,26 @@ func TestRunSynthetic(t *testing.T) {
 	if err := vulkan.Available(); err != nil {
 		t.Skipf("vulkan: %v", err)
 	}
+	testRunSynthetic(t, nil)
+}
+
+// TestRunSyntheticCPU is TestRunSynthetic with -backend cpu and no Vulkan library
+// (ONESOURCE_VULKAN_LIBRARY names a file that does not exist): the same tokens and the oracle's
+// logits, byte for byte.
+func TestRunSyntheticCPU(t *testing.T) {
+	t.Setenv(vulkan.LibraryEnv, filepath.Join(t.TempDir(), "no-libvulkan.so.1"))
+	if err := vulkan.Available(); err == nil {
+		t.Fatal("vulkan.Available with no library: no error")
+	}
+	testRunSynthetic(t, []string{"-backend", "cpu"})
+}
+
+// testRunSynthetic runs the command with the extra arguments (the backend; none: vulkan).
+func testRunSynthetic(t *testing.T, extra []string) {
+	backend := "vulkan"
+	if len(extra) == 2 {
+		backend = extra[1]
+	}
 	dir := t.TempDir()
 	model, logits := filepath.Join(dir, "m.gguf"), filepath.Join(dir, "logits.f32")
 	var out, errb bytes.Buffer
@@ -27,7 +47,8 @@ func TestRunSynthetic(t *testing.T) {
 		t.Fatalf("write-synthetic: %d\n%s", rc, errb.String())
 	}
 	out.Reset()
-	if rc := run([]string{"-model", model, "-tokens", "3,1,4", "-steps", "3", "-logits", logits, "-ctx", "32", "-trace"}, &out, &errb); rc != 0 {
+	args := append([]string{"-model", model, "-tokens", "3,1,4", "-steps", "3", "-logits", logits, "-ctx", "32", "-trace"}, extra...)
+	if rc := run(args, &out, &errb); rc != 0 {
 		t.Fatalf("run: %d\n%s", rc, errb.String())
 	}
 	f, err := gguf.Open(model)
@@ -55,7 +76,8 @@ func TestRunSynthetic(t *testing.T) {
 	if !strings.Contains(out.String(), want+"\n") {
 		t.Errorf("output does not contain %q:\n%s", want, out.String())
 	}
-	if !strings.Contains(out.String(), "matvec/q4_K/vulkan") || !strings.Contains(out.String(), "twin") {
+	if !strings.Contains(out.String(), "matvec/q4_K/"+backend) || !strings.Contains(out.String(), "twin") ||
+		!strings.Contains(out.String(), "; "+backend+" device ") {
 		t.Errorf("the trace does not show the cells:\n%s", out.String())
 	}
 	got, err := os.ReadFile(logits)
@@ -65,7 +87,9 @@ func TestRunSynthetic(t *testing.T) {
 	if !bytes.Equal(got, engine.F32Bytes(last)) {
 		t.Error("the logits file differs from the oracle's last logits")
 	}
-	for _, bad := range [][]string{{}, {"-model", model, "-tokens", "x"}, {"-model", filepath.Join(dir, "none.gguf")}, {"-model", model, "-tokens", "99999"}} {
+	for _, bad := range [][]string{{}, {"-model", model, "-tokens", "x"}, {"-model", filepath.Join(dir, "none.gguf")}, {"-model", model, "-tokens", "99999"},
+		{"-model", model, "-backend", "metal"}} {
+		bad = append(append([]string(nil), extra...), bad...) // a backend given in bad comes last and wins
 		errb.Reset()
 		if rc := run(bad, &out, &errb); rc == 0 {
 			t.Errorf("%v: exit 0", bad)
