@@ -154,7 +154,6 @@ func opName2(s string) string { return string(s[0]-'a'+'A') + s[1:] }
 // every backend only when every partial sum is exact (integers below 2^24, for example).
 func (a Array) AtomicAdd(i, v any) Value { return a.atomic(ir.AtomicAdd, i, v) }
 
-// AtomicMin atomically stores min(element, v) and returns the old value.
 // AtomicAnd atomically stores element & v and returns the old value (i32 or u32 elements).
 func (a Array) AtomicAnd(i, v any) Value { return a.atomic(ir.AtomicAnd, i, v) }
 
@@ -164,6 +163,7 @@ func (a Array) AtomicOr(i, v any) Value { return a.atomic(ir.AtomicOr, i, v) }
 // AtomicXor atomically stores element ^ v and returns the old value (i32 or u32 elements).
 func (a Array) AtomicXor(i, v any) Value { return a.atomic(ir.AtomicXor, i, v) }
 
+// AtomicMin atomically stores min(element, v) and returns the old value.
 func (a Array) AtomicMin(i, v any) Value { return a.atomic(ir.AtomicMin, i, v) }
 
 // AtomicMax atomically stores max(element, v) and returns the old value.
