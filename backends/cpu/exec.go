@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ type frame struct {
 	sh     [][]byte
 	bufs   [][]byte
 	blen   []int
+	lo, hi int // the first running invocation and one past the last (setRange)
 	wg     [3]uint32
 	groups [3]uint32
 	cancel *atomic.Bool
@@ -42,6 +44,23 @@ func (f *frame) idle() bool {
 		}
 	}
 	return true
+}
+
+// setRange finds lo and hi after exec changed.
+func (f *frame) setRange() {
+	f.lo, f.hi = 0, 0
+	for i, w := range f.exec {
+		if w != 0 {
+			f.lo = i<<6 | bits.TrailingZeros64(w)
+			break
+		}
+	}
+	for i := len(f.exec) - 1; i >= 0; i-- {
+		if w := f.exec[i]; w != 0 {
+			f.hi = i<<6 + 64 - bits.LeadingZeros64(w)
+			break
+		}
+	}
 }
 
 func (f *frame) isFull() bool {
@@ -262,6 +281,7 @@ func (f *frame) group(g uint64) (err error) {
 	}
 	copy(f.exec, f.full)
 	copy(f.alive, f.full)
+	f.lo, f.hi = 0, c.L
 	c.body.run(f)
 	return nil
 }

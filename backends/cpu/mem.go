@@ -317,10 +317,25 @@ func (c *compiler) varAccess(in *ir.Inst) step {
 	wide := vl.wide
 	if in.Op == ir.OpLoad {
 		d := c.part(in)
-		if wide {
-			return func(f *frame) { copy(f.d[d.off:d.off+words], f.d[vl.off:vl.off+words]) }
+		if vl.uni {
+			if wide {
+				return func(f *frame) { copy(f.d[d.off:d.off+words], f.d[vl.off:vl.off+words]) }
+			}
+			return func(f *frame) { copy(f.w[d.off:d.off+words], f.w[vl.off:vl.off+words]) }
 		}
-		return func(f *frame) { copy(f.w[d.off:d.off+words], f.w[vl.off:vl.off+words]) }
+		v := part{vl.off, L} // the running invocations' words of each component
+		if wide {
+			return func(f *frame) {
+				for k := 0; k < comps; k++ {
+					copy(d.span64(f, k), v.span64(f, k))
+				}
+			}
+		}
+		return func(f *frame) {
+			for k := 0; k < comps; k++ {
+				copy(d.span(f, k), v.span(f, k))
+			}
+		}
 	}
 	v := c.part(in.Args[0])
 	if vl.uni {

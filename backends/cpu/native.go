@@ -17,8 +17,8 @@ func (c *compiler) native(in *ir.Inst) step {
 	ma, mb := a.m(), b.m()
 	fn := nativeGo[ir.NativeFunc(in.Aux)]
 	return func(f *frame) {
-		dd := f.w[d.off : d.off+d.n]
-		aa, bb := f.w[a.off:a.off+a.n], f.w[b.off:b.off+b.n]
+		dd := d.span(f, 0)
+		aa, bb := a.span(f, 0), b.span(f, 0)
 		for i := range dd {
 			x, y := float64(math.Float32frombits(aa[i&ma])), float64(math.Float32frombits(bb[i&mb]))
 			dd[i] = math.Float32bits(float32(fn(x, y)))

@@ -43,6 +43,26 @@ func (p part) m() int {
 	return -1
 }
 
+// span is component i of p for the running invocations: the word of a uniform value, else the
+// words of the invocations from the first running one to the last (frame.lo, frame.hi; no
+// invocation outside that run runs the step, so its words are never read).
+func (p part) span(f *frame, i int) []uint32 {
+	if p.n == 1 {
+		return f.w[p.off+i : p.off+i+1]
+	}
+	s := p.off + i*p.n
+	return f.w[s+f.lo : s+f.hi]
+}
+
+// span64 is span for f64 values (frame.d).
+func (p part) span64(f *frame, i int) []uint64 {
+	if p.n == 1 {
+		return f.d[p.off+i : p.off+i+1]
+	}
+	s := p.off + i*p.n
+	return f.d[s+f.lo : s+f.hi]
+}
+
 func (c *compiler) block(b *ir.Block) *block {
 	out := &block{}
 	for _, in := range b.Insts {
@@ -99,15 +119,20 @@ func (c *compiler) inst(in *ir.Inst) step {
 				a[i] &^= e
 				f.exec[i] = 0
 			}
+			f.lo, f.hi = 0, 0
 		}
 	case ir.OpContinue:
-		return func(f *frame) { clear(f.exec) }
+		return func(f *frame) {
+			clear(f.exec)
+			f.lo, f.hi = 0, 0
+		}
 	case ir.OpReturn:
 		return func(f *frame) {
 			for i, e := range f.exec {
 				f.alive[i] &^= e
 				f.exec[i] = 0
 			}
+			f.lo, f.hi = 0, 0
 		}
 	}
 	if in.Op.IsUnary() || in.Op.IsBinary() || in.Op.IsCompare() {
@@ -164,12 +189,11 @@ func (c *compiler) elementwise(in *ir.Inst) step {
 
 func unary32(k func(d, a []uint32), n int, d, a part) step {
 	if n == 1 {
-		return func(f *frame) { k(f.w[d.off:d.off+d.n], f.w[a.off:a.off+a.n]) }
+		return func(f *frame) { k(d.span(f, 0), a.span(f, 0)) }
 	}
 	return func(f *frame) {
 		for i := 0; i < n; i++ {
-			do, ao := d.off+i*d.n, a.off+i*a.n
-			k(f.w[do:do+d.n], f.w[ao:ao+a.n])
+			k(d.span(f, i), a.span(f, i))
 		}
 	}
 }
@@ -177,24 +201,18 @@ func unary32(k func(d, a []uint32), n int, d, a part) step {
 func unary64(k func(d, a []uint64), n int, d, a part) step {
 	return func(f *frame) {
 		for i := 0; i < n; i++ {
-			do, ao := d.off+i*d.n, a.off+i*a.n
-			k(f.d[do:do+d.n], f.d[ao:ao+a.n])
+			k(d.span64(f, i), a.span64(f, i))
 		}
 	}
 }
 
 func binStep32(k func(d, a, b []uint32), n int, d, a, b part) step {
 	if n == 1 {
-		return func(f *frame) {
-			w := f.w
-			k(w[d.off:d.off+d.n], w[a.off:a.off+a.n], w[b.off:b.off+b.n])
-		}
+		return func(f *frame) { k(d.span(f, 0), a.span(f, 0), b.span(f, 0)) }
 	}
 	return func(f *frame) {
-		w := f.w
 		for i := 0; i < n; i++ {
-			do, ao, bo := d.off+i*d.n, a.off+i*a.n, b.off+i*b.n
-			k(w[do:do+d.n], w[ao:ao+a.n], w[bo:bo+b.n])
+			k(d.span(f, i), a.span(f, i), b.span(f, i))
 		}
 	}
 }
@@ -202,8 +220,7 @@ func binStep32(k func(d, a, b []uint32), n int, d, a, b part) step {
 func binStep64(k func(d, a, b []uint64), n int, d, a, b part) step {
 	return func(f *frame) {
 		for i := 0; i < n; i++ {
-			do, ao, bo := d.off+i*d.n, a.off+i*a.n, b.off+i*b.n
-			k(f.d[do:do+d.n], f.d[ao:ao+a.n], f.d[bo:bo+b.n])
+			k(d.span64(f, i), a.span64(f, i), b.span64(f, i))
 		}
 	}
 }
@@ -211,8 +228,7 @@ func binStep64(k func(d, a, b []uint64), n int, d, a, b part) step {
 func cmpStep64(k func(d []uint32, a, b []uint64), n int, d, a, b part) step {
 	return func(f *frame) {
 		for i := 0; i < n; i++ {
-			do, ao, bo := d.off+i*d.n, a.off+i*a.n, b.off+i*b.n
-			k(f.w[do:do+d.n], f.d[ao:ao+a.n], f.d[bo:bo+b.n])
+			k(d.span(f, i), a.span64(f, i), b.span64(f, i))
 		}
 	}
 }
@@ -229,9 +245,8 @@ func (c *compiler) sel(in *ir.Inst) step {
 	if in.Type.Scalar == ir.F64 {
 		return func(f *frame) {
 			for i := 0; i < n; i++ {
-				dd := f.d[d.off+i*d.n : d.off+i*d.n+d.n]
-				cc := f.w[cp.off+i*cstep : cp.off+i*cstep+cp.n]
-				aa, bb := f.d[a.off+i*a.n:a.off+i*a.n+a.n], f.d[b.off+i*b.n:b.off+i*b.n+b.n]
+				dd, cc := d.span64(f, i), cp.span(f, i*min(cstep, 1))
+				aa, bb := a.span64(f, i), b.span64(f, i)
 				for j := range dd {
 					if cc[j&mc] != 0 {
 						dd[j] = aa[j&ma]
@@ -243,10 +258,8 @@ func (c *compiler) sel(in *ir.Inst) step {
 		}
 	}
 	return func(f *frame) {
-		w := f.w
 		for i := 0; i < n; i++ {
-			sel32(w[d.off+i*d.n:d.off+i*d.n+d.n], w[cp.off+i*cstep:cp.off+i*cstep+cp.n],
-				w[a.off+i*a.n:a.off+i*a.n+a.n], w[b.off+i*b.n:b.off+i*b.n+b.n], mc, ma, mb)
+			sel32(d.span(f, i), cp.span(f, i*min(cstep, 1)), a.span(f, i), b.span(f, i), mc, ma, mb)
 		}
 	}
 }
@@ -288,7 +301,7 @@ func (c *compiler) convert(in *ir.Inst) step {
 		if k := cvtFrom64[key]; k != nil {
 			return func(f *frame) {
 				for i := 0; i < n; i++ {
-					k(f.w[d.off+i*d.n:d.off+i*d.n+d.n], f.d[a.off+i*a.n:a.off+i*a.n+a.n])
+					k(d.span(f, i), a.span64(f, i))
 				}
 			}
 		}
@@ -296,7 +309,7 @@ func (c *compiler) convert(in *ir.Inst) step {
 		if k := cvtTo64[key]; k != nil {
 			return func(f *frame) {
 				for i := 0; i < n; i++ {
-					k(f.d[d.off+i*d.n:d.off+i*d.n+d.n], f.w[a.off+i*a.n:a.off+i*a.n+a.n])
+					k(d.span64(f, i), a.span(f, i))
 				}
 			}
 		}
@@ -326,7 +339,11 @@ func (c *compiler) bitcast(in *ir.Inst) step {
 		tmask = ^uint64(0)
 	}
 	return func(f *frame) {
-		for l := 0; l < d.n; l++ {
+		lo, hi := f.lo, f.hi
+		if d.n == 1 {
+			lo, hi = 0, 1
+		}
+		for l := lo; l < hi; l++ {
 			var buf [4]uint64
 			for i := 0; i < fn; i++ {
 				var v uint64
@@ -361,9 +378,9 @@ func (c *compiler) compose(in *ir.Inst) step {
 	if in.Type.Scalar == ir.F64 {
 		return func(f *frame) {
 			for i, s := range srcs {
-				dd := f.d[d.off+i*d.n : d.off+i*d.n+d.n]
+				dd := d.span64(f, i)
 				if s.n == d.n {
-					copy(dd, f.d[s.off:s.off+s.n])
+					copy(dd, s.span64(f, 0))
 				} else {
 					v := f.d[s.off]
 					for j := range dd {
@@ -375,9 +392,9 @@ func (c *compiler) compose(in *ir.Inst) step {
 	}
 	return func(f *frame) {
 		for i, s := range srcs {
-			dd := f.w[d.off+i*d.n : d.off+i*d.n+d.n]
+			dd := d.span(f, i)
 			if s.n == d.n {
-				copy(dd, f.w[s.off:s.off+s.n])
+				copy(dd, s.span(f, 0))
 			} else {
 				v := f.w[s.off]
 				for j := range dd {
@@ -393,8 +410,8 @@ func (c *compiler) fma(in *ir.Inst) step {
 	d, a, b, e := c.part(in), c.part(in.Args[0]), c.part(in.Args[1]), c.part(in.Args[2])
 	ma, mb, me := a.m(), b.m(), e.m()
 	return func(f *frame) {
-		dd := f.w[d.off : d.off+d.n]
-		aa, bb, ee := f.w[a.off:a.off+a.n], f.w[b.off:b.off+b.n], f.w[e.off:e.off+e.n]
+		dd := d.span(f, 0)
+		aa, bb, ee := a.span(f, 0), b.span(f, 0), e.span(f, 0)
 		for i := range dd {
 			dd[i] = fmaF32(aa[i&ma], bb[i&mb], ee[i&me])
 		}
@@ -406,8 +423,8 @@ func (c *compiler) dot(in *ir.Inst) step {
 	d, a, b := c.part(in), c.part(in.Args[0]), c.part(in.Args[1])
 	ma, mb := a.m(), b.m()
 	return func(f *frame) {
-		dd := f.w[d.off : d.off+d.n]
-		aa, bb := f.w[a.off:a.off+a.n], f.w[b.off:b.off+b.n]
+		dd := d.span(f, 0)
+		aa, bb := a.span(f, 0), b.span(f, 0)
 		for i := range dd {
 			dd[i] = dotI8x4(aa[i&ma], bb[i&mb])
 		}
@@ -540,7 +557,8 @@ func (c *compiler) ifStep(in *ir.Inst) step {
 			base := wi << 6
 			lim := min(L-base, 64)
 			for j := 0; j < lim; j++ {
-				bits |= uint64(cw[base+j]) << uint(j)
+				// &1: the word of an invocation outside [lo, hi) is stale, not a bool.
+				bits |= uint64(cw[base+j]&1) << uint(j)
 			}
 			cm[wi] = bits
 			t[wi] = sv[wi] & bits
@@ -549,6 +567,7 @@ func (c *compiler) ifStep(in *ir.Inst) step {
 		}
 		if anyT != 0 {
 			copy(f.exec, t)
+			f.setRange()
 			then.run(f)
 			if anyF == 0 {
 				return
@@ -558,12 +577,14 @@ func (c *compiler) ifStep(in *ir.Inst) step {
 		for wi := range f.exec {
 			f.exec[wi] = sv[wi] &^ cm[wi]
 		}
+		f.setRange()
 		if hasElse {
 			els.run(f)
 		}
 		for wi := range f.exec {
 			f.exec[wi] |= t[wi]
 		}
+		f.setRange()
 	}
 }
 
@@ -588,6 +609,7 @@ func (c *compiler) loopStep(in *ir.Inst) step {
 			}
 			if hasCont {
 				copy(f.exec, a)
+				f.setRange()
 				cont.run(f)
 				if !keepAlive(a, f.alive) {
 					break
@@ -597,10 +619,12 @@ func (c *compiler) loopStep(in *ir.Inst) step {
 				panic(errCanceled)
 			}
 			copy(f.exec, a)
+			f.setRange()
 		}
 		for wi := range f.exec {
 			f.exec[wi] = e[wi] & f.alive[wi]
 		}
+		f.setRange()
 	}
 }
 
