@@ -52,7 +52,7 @@ func Targets() []Target {
 			t = &cp
 		}
 		if w, ok := t.(*WebGPU); ok {
-			t = &WebGPU{Options: w.Options}
+			t = &WebGPU{Options: w.Options, Checked: w.Checked}
 		}
 		out = append(out, t)
 	}

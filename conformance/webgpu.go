@@ -33,20 +33,28 @@ func init() {
 // conformance test, say) compiles nothing but the device's pipeline.
 //
 // The zero WebGPU emits each kernel with webgpu.OptionsFor (core WGSL, or WGSL with the
-// subgroups extension for a kernel that uses subgroups itself), in checked mode: the cell's kernel is
-// bounds-checked (lower.RunChecked) and a run whose kernel records an out-of-bounds access
-// fails. A kernel WGSL cannot express under the options fails with the emitter's capability
+// subgroups extension for a kernel that uses subgroups itself), unchecked: checked mode records
+// the first out-of-bounds access with storage compare-exchanges, and through naga v0.19.0 on
+// lavapipe the checked attn_decode at 8 lanes, strided, gives wrong outputs in 2 of its 12 cases
+// (its unchecked kernel, and the same checked kernel through onesource's own SPIR-V and the CPU
+// executor, are bit-exact; the cause is not found: naga's atomics are a suspect, see nagacheck's
+// TestStorageAtomicSemantics). Set Checked to run checked anyway: the kernel is bounds-checked
+// (lower.RunChecked) and a run whose kernel records an out-of-bounds access fails. A kernel WGSL cannot express under the options fails with the emitter's capability
 // error, which names the kernel's Go line.
 type WebGPU struct {
 	// Options choose the WGSL extensions (zero: core WGSL).
 	Options webgpu.Options
 	// Unchecked turns checked mode off: the kernel runs as production emits it.
 	Unchecked bool
+	// Checked runs checked mode through naga anyway (see the type's doc); without it, a target
+	// in checked mode runs unchecked and says so in each result.
+	Checked bool
 
 	dev *vulkan.Device
 }
 
 // SetChecked implements Checker; call it before Open.
+// Checked mode through naga needs WebGPU.Checked as well (see the type's doc).
 func (w *WebGPU) SetChecked(on bool) { w.Unchecked = !on }
 
 // Name implements Target.
@@ -158,7 +166,10 @@ func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 	if opts.SubgroupSize > 1 {
 		o.Notes = append(o.Notes, fmt.Sprintf("WGSL with `enable subgroups;` (the kernel uses subgroups; lowered for subgroups of at least %d lanes)", opts.SubgroupSize))
 	}
-	if w.Unchecked {
+	if w.Unchecked || !w.Checked {
+		if !w.Unchecked {
+			o.Notes = append(o.Notes, "unchecked: checked mode through naga miscompiles (see conformance.WebGPU; WebGPU.Checked forces it)")
+		}
 		low, err = lower.Run(k, opts.Caps())
 	} else if chk, err = instrument(k, opts.Caps(), cases); err == nil {
 		low, cases = chk.lowered, chk.cases
