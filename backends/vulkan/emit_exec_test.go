@@ -809,3 +809,37 @@ func TestExecVectorSelect(t *testing.T) {
 		}
 	})
 }
+
+// TestExecConversionRoundTrip: u32 -> f32 -> u32 and i32 -> f32 -> i32 must round at the float
+// step (24 significand bits). Undecorated, Mesa folds the round trip away (f2u(u2f(x)) -> x) and
+// returns x itself; the emitter decorates conversions NoContraction, which keeps them exact.
+func TestExecConversionRoundTrip(t *testing.T) {
+	const n = 64
+	in := make([]uint32, n)
+	for i := range in {
+		in[i] = 0x43dcbda5 + uint32(i)*0x01010101 // above 2^24: the float step rounds
+	}
+	kb := irtest.New("convert_round_trip", 64)
+	bx := kb.Buffer("x", ir.TU32, ir.ReadOnly)
+	bu := kb.Buffer("u", ir.TU32, ir.WriteOnly)
+	bs := kb.Buffer("s", ir.TI32, ir.WriteOnly)
+	g := kb.GID()
+	x := kb.Ld(bx, g)
+	kb.St(bu, g, kb.Op(ir.OpConvert, ir.TU32, kb.Op(ir.OpConvert, ir.TF32, x)))
+	xs := kb.Op(ir.OpBitcast, ir.TI32, kb.Bin(ir.OpShr, x, kb.U32(1)))
+	kb.St(bs, g, kb.Op(ir.OpConvert, ir.TI32, kb.Op(ir.OpConvert, ir.TF32, xs)))
+	k := done(t, kb)
+	for _, env := range vulkan.Envs {
+		res := runOnDevice(t, k, vulkan.EmitOptions{Env: env}, [][]byte{u32s(in...), make([]byte, 4*n), make([]byte, 4*n)}, nil, [3]uint32{1, 1, 1})
+		for i, x := range in {
+			wantU := uint32(float32(x))
+			wantS := int32(float32(int32(x >> 1)))
+			if got := le32(res[1], i); got != wantU {
+				t.Fatalf("%s: u32(f32(%#08x)) = %#08x, want %#08x", env, x, got, wantU)
+			}
+			if got := int32(le32(res[2], i)); got != wantS {
+				t.Fatalf("%s: i32(f32(%d)) = %d, want %d", env, int32(x>>1), got, wantS)
+			}
+		}
+	}
+}

@@ -722,6 +722,9 @@ func (e *spvEmitter) compare(in *ir.Inst, a, b uint32) uint32 {
 	return e.op(o.u, typ, a, b)
 }
 
+// convert emits a value conversion. Conversions that involve a float are decorated
+// NoContraction too: without it Mesa treats them as free to fold (f2u(u2f(x)) becomes x,
+// skipping the rounding to 24 bits; TestExecConversionRoundTrip).
 func (e *spvEmitter) convert(in *ir.Inst, v uint32) uint32 {
 	from, to := in.Args[0].Type, in.Type
 	typ := e.typeOf(to)
@@ -729,7 +732,7 @@ func (e *spvEmitter) convert(in *ir.Inst, v uint32) uint32 {
 	case from == to:
 		return e.op(spvOpCopyObject, typ, v)
 	case from.Scalar.IsFloat() && to.Scalar.IsFloat():
-		id := e.op(spvOpFConvert, typ, v)
+		id := e.fop(spvOpFConvert, typ, v)
 		if to.Scalar == ir.F16 && from.Scalar == ir.F32 && to.Lanes == 1 && e.storeOnly[in] {
 			// Round to nearest even (the numeric contract); Vulkan allows this decoration on a
 			// conversion whose result is only stored to a buffer.
@@ -738,14 +741,14 @@ func (e *spvEmitter) convert(in *ir.Inst, v uint32) uint32 {
 		return id
 	case from.Scalar.IsFloat():
 		if to.Scalar.IsSigned() {
-			return e.op(spvOpConvertFToS, typ, v)
+			return e.fop(spvOpConvertFToS, typ, v)
 		}
-		return e.op(spvOpConvertFToU, typ, v)
+		return e.fop(spvOpConvertFToU, typ, v)
 	case to.Scalar.IsFloat():
 		if from.Scalar.IsSigned() {
-			return e.op(spvOpConvertSToF, typ, v)
+			return e.fop(spvOpConvertSToF, typ, v)
 		}
-		return e.op(spvOpConvertUToF, typ, v)
+		return e.fop(spvOpConvertUToF, typ, v)
 	}
 	return e.op(spvOpBitcast, typ, v) // i32 <-> u32
 }

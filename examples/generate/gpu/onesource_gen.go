@@ -72,7 +72,7 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 			{Backend: "cuda", File: "onesource/rms_norm.cu", SHA256: "2d94546719f3044031b92690a99242ec657b0f8eb9c9d05155ab5206156944ab"},
 			{Backend: "hip", File: "onesource/rms_norm.hip", SHA256: "3ac9b372dd03b7be8f061cdcd79c49cf62155531ebb8665a908af5d9550dad49"},
 			{Backend: "metal", File: "onesource/rms_norm.metal", SHA256: "83ab2d0447dbfa64be51e551d6751b4c7332711c9fe1a66e97d4698010f7bf93"},
-			{Backend: "vulkan", File: "onesource/rms_norm.spv", SHA256: "16da907f3c5e2807dfd6a3f98daca23aed01dd89a8335f97c821c96e9f6d4a7f",
+			{Backend: "vulkan", File: "onesource/rms_norm.spv", SHA256: "e3885c1e6c0da6bd1f143ba1a4a4521280c58e2b4d9bda94f89311469c0f8fba",
 				Vulkan: &prebuilt.VulkanModule{PushConstantSize: 12, SubgroupSize: 0, SharedBytes: 256}},
 			{Backend: "webgpu", File: "onesource/rms_norm.wgsl", SHA256: "5a0ef4b5275a53ab95ea72cab807e161d8327ece7b85c08b0f0e6024156258c5"},
 		},
