@@ -19,7 +19,8 @@ import (
 // schedule.
 
 func init() {
-	Register(Cell{Op: "types", Type: oracle.BF16, Build: TypesKernel, Cases: typesCases})
+	Register(Cell{Op: "types", Type: oracle.BF16, Build: TypesKernel, Cases: typesCases,
+		Feature: "bf16 and narrow integer values, vector helpers"})
 }
 
 // narrowKinds are the narrow integer types with the constant each adds (oracle.TypesRef's c).
