@@ -38,13 +38,11 @@ func TestConformanceSchedules(t *testing.T) {
 	)
 	// CUDA's runs are host compiles, the test's long pole: its two schedules run as two parallel
 	// subtests, each on its own target, so both cores compile.
-	only := func(i int) func(c kernels.Cell, tg conformance.Target) []kernels.Schedule {
+	// Vulkan's four schedules run as two parallel subtests of two each, on two devices.
+	only := func(i, n int) func(c kernels.Cell, tg conformance.Target) []kernels.Schedule {
 		return func(c kernels.Cell, tg conformance.Target) []kernels.Schedule {
 			s := sample(c, tg)
-			if i >= len(s) {
-				return nil
-			}
-			return s[i : i+1]
+			return s[min(i, len(s)):min(i+n, len(s))]
 		}
 	}
 	type part struct {
@@ -57,17 +55,17 @@ func TestConformanceSchedules(t *testing.T) {
 		if !scheduleTargets[tg.Name()] {
 			continue
 		}
-		if tg.Name() != "cuda" {
-			parts = append(parts, part{tg.Name(), tg, sample})
-			continue
-		}
 		var second conformance.Target
 		for _, o := range conformance.Targets() {
 			if o.Name() == tg.Name() {
 				second = o
 			}
 		}
-		parts = append(parts, part{"cuda/narrowest", tg, only(0)}, part{"cuda/widest", second, only(1)})
+		if tg.Name() == "cuda" {
+			parts = append(parts, part{"cuda/narrowest", tg, only(0, 1)}, part{"cuda/widest", second, only(1, 1)})
+		} else {
+			parts = append(parts, part{tg.Name() + "/narrow", tg, only(0, 2)}, part{tg.Name() + "/wide", second, only(2, 2)})
+		}
 	}
 	t.Run("backends", func(t *testing.T) {
 		for _, p := range parts {
