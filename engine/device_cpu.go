@@ -51,18 +51,13 @@ type cpuDispatch struct {
 	groups [3]uint32
 }
 
-// cpuDeviceName and cpuDriverName name the executor as evidence does: the strings package
-// prebuilt describes its cpu device by, so registry evidence and tuning entries measured for the
-// cpu backend on this kind of machine apply to both.
-func cpuDeviceName() string { return "cpu executor (" + runtime.GOARCH + ")" }
-func cpuDriverName() string {
-	return "onesource backends/cpu, file format " + cpu.FileFormat + ", " + runtime.Version()
-}
+// cpuDeviceName names the executor as evidence does (cpu.Identity, which prebuilt uses too).
+func cpuDeviceName() string { d, _ := cpu.Identity(); return d }
 
 func openCPU(opts Options) (device, error) { return &cpuDevice{timed: opts.Timed}, nil }
 
 func (d *cpuDevice) backend() string            { return CPU }
-func (d *cpuDevice) evidence() (string, string) { return cpuDeviceName(), cpuDriverName() }
+func (d *cpuDevice) evidence() (string, string) { return cpu.Identity() }
 func (d *cpuDevice) subgroupSize() int          { return cpu.SubgroupSize }
 func (d *cpuDevice) maxBinding() int            { return math.MaxInt32 }
 func (d *cpuDevice) incumbents() bool           { return false }

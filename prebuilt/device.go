@@ -3,7 +3,6 @@ package prebuilt
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"sort"
 
 	"github.com/onesource-go/onesource/backends/cpu"
@@ -240,7 +239,7 @@ func (c *cfamilyDevice) load(k *Kernel, a *Artifact) (launch, error) {
 type cpuDevice struct{}
 
 func (cpuDevice) describe() (string, string) {
-	return "cpu executor (" + runtime.GOARCH + ")", "onesource backends/cpu, file format " + cpu.FileFormat + ", " + runtime.Version()
+	return cpu.Identity()
 }
 
 func (cpuDevice) close() {}

@@ -132,3 +132,10 @@ func (e *OutOfBoundsError) Error() string {
 	return fmt.Sprintf("cpu: kernel %s: %s (workgroup (%d, %d, %d), invocation %d)", e.Kernel, e.Site(),
 		e.Workgroup[0], e.Workgroup[1], e.Workgroup[2], e.Invocation)
 }
+
+// Identity names the executor as registry evidence and tuning caches record a device: the device
+// ("cpu executor (GOARCH)") and the driver (this package's file format and the Go version), so
+// evidence measured through prebuilt and through the engine is the same machine's.
+func Identity() (device, driver string) {
+	return "cpu executor (" + runtime.GOARCH + ")", "onesource backends/cpu, file format " + FileFormat + ", " + runtime.Version()
+}
