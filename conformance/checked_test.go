@@ -21,7 +21,7 @@ const checkN = 100
 
 // Lines of this file where the deliberately wrong kernels index out of bounds (set as the
 // kernels are built).
-var oobStoreLine, oobLoadLine, oobHalfLine int
+var oobStoreLine, oobLoadLine, oobHalfLine, oobReturnLine int
 
 func callerLine() int {
 	_, _, line, _ := runtime.Caller(1)
@@ -85,6 +85,14 @@ var (
 		oobLoadLine = callerLine() - 1
 		y.Store(i, v.Add(v))
 	})
+	// returnCell is loadCell ending with an early return: an invocation reports its violations
+	// where it ends, a return as well as the end of the kernel.
+	returnCell = oobCell("oob_return", dsl.F32, func(k *dsl.Kernel, x, y dsl.Array, i dsl.Value) {
+		v := x.Load(i.Add(1))
+		oobReturnLine = callerLine() - 1
+		y.Store(i, v.Add(v))
+		k.Return()
+	})
 	// goodHalf and halfCell are goodCell and loadCell over f16 buffers (f16 arithmetic, or f32
 	// where the target has f16 storage only).
 	goodHalf = oobCell("oob_good_f16", dsl.F16, func(k *dsl.Kernel, x, y dsl.Array, i dsl.Value) {
@@ -141,6 +149,7 @@ func TestCheckedMode(t *testing.T) {
 				{storeCell, &oobStoreLine, fmt.Sprintf("store y[%d] outside its %d elements", checkN, checkN)},
 				{loadCell, &oobLoadLine, fmt.Sprintf("load x[%d] outside its %d elements", checkN, checkN)},
 				{halfCell, &oobHalfLine, fmt.Sprintf("load x[%d] outside its %d elements", checkN, checkN)},
+				{returnCell, &oobReturnLine, fmt.Sprintf("load x[%d] outside its %d elements", checkN, checkN)},
 			} {
 				r := conformance.Judge(tg, c.cell, s)
 				at := fmt.Sprintf("conformance/checked_test.go:%d: ", *c.line)

@@ -4,17 +4,23 @@ package lower
 //
 // Checked instruments a kernel so that every storage-buffer access whose index may be out of
 // bounds compares the index with the bound buffer's run-time element count (OpLen) first. An
-// access out of bounds does not happen: a store or atomic is skipped, a load or an atomic yields
-// 0. Instead the kernel records the violation in a report buffer appended as the last binding:
-// 16 bytes, four u32 words, zero before the dispatch,
+// access out of bounds does not happen: a store or atomic is skipped, an atomic yields 0, and a
+// load reads element 0 instead and yields 0. A runner of checked kernels therefore gives every
+// buffer room for one element: the host harness maps at least 16 bytes; a binding smaller than
+// its element (internal/devrun's 4-byte stand-in for an empty one, under a vec4) is safe to read
+// only with robustBufferAccess, which the suite enables on Vulkan.
+// Instead each invocation counts its violations and keeps its first one in variables, and
+// writes them, when it ends, into a report buffer appended as the last binding: 16 bytes, four
+// u32 words, zero before the dispatch,
 //
 //	word 0: how many accesses were out of bounds (atomic add)
 //	word 1: the site id of the first one (0: none): an index into Diagnostics.Sites, plus one
 //	word 2: its index (the bits of an i32 index as u32)
 //	word 3: the element count of its buffer
 //
-// Word 1 is claimed with a compare-and-swap from 0, so exactly one violation (the first to get
-// there) writes words 1 to 3; every write to the report buffer is an atomic. Diagnostics maps
+// Word 1 is claimed with a compare-and-swap from 0, so exactly one invocation (the first to get
+// there) writes its first violation into words 1 to 3; every write to the report buffer is an
+// atomic. Diagnostics maps
 // the site id back to the user's Go source line, the buffer and the kind of access, so a runner
 // can say "kernels/ops_norm.go:57: store y[4096] outside its 4096 elements".
 //
@@ -156,7 +162,20 @@ func Checked(k *ir.Kernel) (*ir.Kernel, *Diagnostics, error) {
 	d := &Diagnostics{Kernel: k.Name, Binding: len(out.Buffers), Name: name}
 	out.Buffers = append(out.Buffers, &ir.Buffer{Name: name, Elem: ir.TU32, Access: ir.ReadWrite, Pos: k.Pos})
 	c := &checker{k: out, d: d, report: d.Binding, safe: map[safeKey]int{}}
-	out.Body.Insts = c.block(out.Body.Insts)
+	for i, v := range []string{"count", "site", "index", "len"} {
+		c.state[i] = len(out.Vars)
+		out.Vars = append(out.Vars, &ir.Var{Name: name + "_" + v, Type: ir.TU32, Pos: k.Pos})
+	}
+	body := c.block(out.Body.Insts)
+	g := &gen{pos: k.Pos}
+	for _, v := range c.state {
+		g.add(&ir.Inst{Op: ir.OpStore, Type: ir.TVoid, Mem: ir.MemVar, Ref: v, Args: []*ir.Inst{g.konst(ir.TU32, 0)}})
+	}
+	g.out = append(g.out, body...)
+	if n := len(body); n == 0 || !body[n-1].Op.IsTerminator() {
+		c.flush(g)
+	}
+	out.Body.Insts = g.out
 	if err := ir.Verify(out); err != nil {
 		return nil, nil, fmt.Errorf("checked %s: IR invalid after instrumentation (a lowering bug): %w", k.Name, err)
 	}
@@ -174,6 +193,10 @@ type checker struct {
 	d      *Diagnostics
 	report int
 	safe   map[safeKey]int // facts in force (a count: nested ifs may state one twice)
+	// state are the variables of the invocation's record: its violations so far, and the site,
+	// index and length of its first one. A violation only updates them; the invocation writes
+	// the report once, when it ends (flush).
+	state [4]int
 }
 
 // block returns the instrumented instruction list of a block.
@@ -192,6 +215,11 @@ func (c *checker) block(insts []*ir.Inst) []*ir.Inst {
 				b.Insts = c.block(b.Insts)
 			}
 			out = append(out, in)
+			continue
+		case ir.OpReturn:
+			g := &gen{out: out, pos: in.Pos}
+			c.flush(g)
+			out = append(g.out, in)
 			continue
 		case ir.OpLoad, ir.OpStore, ir.OpAtomic:
 			if in.Mem == ir.MemBuffer && in.Ref != c.report && c.safe[safeKey{in.Args[0], in.Ref}] == 0 {
@@ -241,11 +269,12 @@ func facts(cond *ir.Inst, when bool) []safeKey {
 // check appends to out the checked form of the buffer access in.
 //
 //	len = len(buf); i = u32(index); ok = i < len
-//	if ok { in [; var = in] } else { record(site, i, len) [; var = 0] }
-//	[in := load var]
+//	load:           record(site, !ok, i, len); v = load(ok ? i : 0); in := ok ? v : 0
+//	store, atomic:  if ok { in [; var = in] } else { record(site, true, i, len) [; var = 0] }
+//	                [in := load var]
 //
-// An access with a result becomes the load of a fresh variable (in place, so its users see it),
-// the access itself moving into the then-block.
+// A load keeps its place (in becomes the select, so its users see it); an atomic with a result
+// becomes the load of a fresh variable, the access itself moving into the then-block.
 func (c *checker) check(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
 	g := &gen{out: out, pos: in.Pos}
 	buf := c.k.Buffers[in.Ref]
@@ -262,9 +291,39 @@ func (c *checker) check(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
 	n := g.add(&ir.Inst{Op: ir.OpLen, Type: ir.TU32, Ref: in.Ref})
 	ok := g.op(ir.OpLt, ir.TBool, idx, n)
 
+	if in.Op == ir.OpLoad {
+		// A load runs unconditionally, at index 0 when its own index is out of bounds, and its
+		// value is replaced by 0 there: no branch (see flush for what branches cost).
+		c.record(g, site.ID, g.op(ir.OpNot, ir.TBool, ok), idx, n)
+		access := new(ir.Inst)
+		*access = *in
+		access.Name = ""
+		safe := g.op(ir.OpSelect, ir.TU32, ok, idx, g.konst(ir.TU32, 0))
+		if in.Args[0].Type != ir.TU32 {
+			safe = g.op(ir.OpBitcast, in.Args[0].Type, safe)
+		}
+		access.Args = []*ir.Inst{safe}
+		g.add(access)
+		// An f16 is selected as f32 (exact both ways), so a target with f16 storage only never
+		// has an f16 constant.
+		held, vt := access, in.Type
+		if vt.Scalar == ir.F16 {
+			vt.Scalar = ir.F32
+			held = g.op(ir.OpConvert, vt, access)
+		}
+		val := g.op(ir.OpSelect, vt, ok, held, g.konst(vt, 0))
+		if vt != in.Type {
+			*in = ir.Inst{Op: ir.OpConvert, Type: in.Type, Args: []*ir.Inst{val}, Name: in.Name, Pos: in.Pos}
+		} else {
+			*in = ir.Inst{Op: ir.OpSelect, Type: in.Type, Args: val.Args, Name: in.Name, Pos: in.Pos}
+			g.out = g.out[:len(g.out)-1] // val is in itself now
+		}
+		return append(g.out, in)
+	}
+	// Stores and atomics run only in bounds.
 	then := &gen{pos: in.Pos}
 	els := &gen{pos: in.Pos}
-	c.record(els, site.ID, idx, n)
+	c.record(els, site.ID, els.konst(ir.TBool, 1), idx, n)
 	if in.Type == ir.TVoid {
 		then.out = append(then.out, in)
 		g.add(&ir.Inst{Op: ir.OpIf, Type: ir.TVoid, Args: []*ir.Inst{ok}, Blocks: []*ir.Block{{Insts: then.out}, {Insts: els.out}}})
@@ -300,19 +359,53 @@ func (c *checker) check(in *ir.Inst, out []*ir.Inst) []*ir.Inst {
 	return append(g.out, in)
 }
 
-// record appends the writes of a violation of site id at index i of a buffer of n elements.
-func (c *checker) record(g *gen, id uint32, i, n *ir.Inst) {
-	word := func(w int) *ir.Inst { return g.konst(ir.TU32, float64(w)) }
-	atomic := func(op ir.AtomicOp, args ...*ir.Inst) *ir.Inst {
+// record appends the bookkeeping of an access of site id at index i of a buffer of n elements
+// that is out of bounds when bad holds: the invocation's count goes up, and its first violation
+// is kept. It has no branch.
+func (c *checker) record(g *gen, id uint32, bad, i, n *ir.Inst) {
+	load := func(v int) *ir.Inst {
+		return g.add(&ir.Inst{Op: ir.OpLoad, Type: ir.TU32, Mem: ir.MemVar, Ref: c.state[v]})
+	}
+	store := func(v int, x *ir.Inst) {
+		g.add(&ir.Inst{Op: ir.OpStore, Type: ir.TVoid, Mem: ir.MemVar, Ref: c.state[v], Args: []*ir.Inst{x}})
+	}
+	u32 := func(x uint32) *ir.Inst { return g.konst(ir.TU32, float64(x)) }
+	store(0, g.op(ir.OpAdd, ir.TU32, load(0), g.op(ir.OpSelect, ir.TU32, bad, u32(1), u32(0))))
+	site := load(1)
+	first := g.op(ir.OpAnd, ir.TBool, bad, g.op(ir.OpEq, ir.TBool, site, u32(0)))
+	store(1, g.op(ir.OpSelect, ir.TU32, first, u32(id), site))
+	store(2, g.op(ir.OpSelect, ir.TU32, first, i, load(2)))
+	store(3, g.op(ir.OpSelect, ir.TU32, first, n, load(3)))
+}
+
+// flush appends the invocation's report, written where it ends (the end of the kernel, every
+// return): when it recorded violations, their count is added to word 0, and the first
+// invocation to claim word 1 writes its first violation into words 1 to 3.
+//
+// A violation used to write the report where it happened, and every checked access was an if:
+// an atomic add, a compare-exchange and two exchanges under two more ifs in its else-block.
+// matvec_q8/q4_K at lanes=32, rows=4 has some 400 checked loads in its loop, and Mesa's lavapipe
+// took 116 s to compile that pipeline (0.7 s unchecked). With the record in variables it took
+// 4.1 s; with loads that do not branch (check), 1.5 s (2 cores, the other one busy).
+func (c *checker) flush(g *gen) {
+	get := func(g *gen, v int) *ir.Inst {
+		return g.add(&ir.Inst{Op: ir.OpLoad, Type: ir.TU32, Mem: ir.MemVar, Ref: c.state[v]})
+	}
+	atomic := func(g *gen, op ir.AtomicOp, word int, args ...*ir.Inst) *ir.Inst {
+		args = append([]*ir.Inst{g.konst(ir.TU32, float64(word))}, args...)
 		return g.add(&ir.Inst{Op: ir.OpAtomic, Type: ir.TU32, Mem: ir.MemBuffer, Ref: c.report, Aux: uint64(op), Args: args})
 	}
-	atomic(ir.AtomicAdd, word(0), g.konst(ir.TU32, 1))
-	prev := atomic(ir.AtomicCmpXchg, word(1), g.konst(ir.TU32, 0), g.konst(ir.TU32, float64(id)))
-	first := g.op(ir.OpEq, ir.TBool, prev, g.konst(ir.TU32, 0))
+	count := get(g, 0)
+	any := g.op(ir.OpNe, ir.TBool, count, g.konst(ir.TU32, 0))
+	rep := &gen{pos: g.pos}
+	atomic(rep, ir.AtomicAdd, 0, count)
+	prev := atomic(rep, ir.AtomicCmpXchg, 1, rep.konst(ir.TU32, 0), get(rep, 1))
+	first := rep.op(ir.OpEq, ir.TBool, prev, rep.konst(ir.TU32, 0))
 	win := &gen{pos: g.pos}
-	win.add(&ir.Inst{Op: ir.OpAtomic, Type: ir.TU32, Mem: ir.MemBuffer, Ref: c.report, Aux: uint64(ir.AtomicExchange), Args: []*ir.Inst{win.konst(ir.TU32, 2), i}})
-	win.add(&ir.Inst{Op: ir.OpAtomic, Type: ir.TU32, Mem: ir.MemBuffer, Ref: c.report, Aux: uint64(ir.AtomicExchange), Args: []*ir.Inst{win.konst(ir.TU32, 3), n}})
-	g.add(&ir.Inst{Op: ir.OpIf, Type: ir.TVoid, Args: []*ir.Inst{first}, Blocks: []*ir.Block{{Insts: win.out}, {}}})
+	atomic(win, ir.AtomicExchange, 2, get(win, 2))
+	atomic(win, ir.AtomicExchange, 3, get(win, 3))
+	rep.add(&ir.Inst{Op: ir.OpIf, Type: ir.TVoid, Args: []*ir.Inst{first}, Blocks: []*ir.Block{{Insts: win.out}, {}}})
+	g.add(&ir.Inst{Op: ir.OpIf, Type: ir.TVoid, Args: []*ir.Inst{any}, Blocks: []*ir.Block{{Insts: rep.out}, {}}})
 }
 
 // String lists the table, one site a line: "1 kernels/ops_norm.go:57 store y".

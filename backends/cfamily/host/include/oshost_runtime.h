@@ -474,10 +474,12 @@ inline size_t page_size() {
 }
 
 // alloc_buffer maps size bytes, 16-byte aligned, ending as close to a trailing guard page as
-// the alignment allows, with a guard page before it too.
+// the alignment allows, with a guard page before it too. An empty buffer still gets 16 bytes:
+// a checked kernel (lower.Checked) reads element 0 of a buffer in place of an out-of-bounds
+// element.
 inline void alloc_buffer(unsigned int k, uint64_t size) {
   size_t ps = page_size();
-  uint64_t rounded = (size + 15) & ~(uint64_t)15;
+  uint64_t rounded = size == 0 ? 16 : (size + 15) & ~(uint64_t)15;
   uint64_t data = (rounded + ps - 1) / ps * ps;
   uint64_t len = data + 2 * ps;
   void* m = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
