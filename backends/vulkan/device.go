@@ -80,6 +80,14 @@ type Options struct {
 	// DeviceExtensions are device extensions to enable besides the runtime's own (for
 	// presentation, VK_KHR_swapchain); one the device lacks makes Open fail naming it.
 	DeviceExtensions []string
+	// PipelineCacheDir is where the device's pipeline cache is kept between runs (loaded at
+	// Open, saved at Close; see SavePipelineCache); "" is internal/cachedir's "vulkan"
+	// directory ($ONESOURCE_CACHE, else the user cache directory). NoPipelineCache keeps none.
+	PipelineCacheDir string
+	NoPipelineCache  bool
+	// Warn receives the device's warnings (a pipeline cache file ignored or not saved); nil
+	// logs them with the standard logger.
+	Warn func(msg string)
 }
 
 // vkInst is a created VkInstance with its functions.
@@ -469,6 +477,9 @@ type Device struct {
 	extensions      []string // the device extensions enabled
 
 	cache     vkPipelineCache
+	cachePath string // the pipeline cache file ("" for none)
+	savedAt   int    // stats.PipelinesCreated when the cache was loaded or last saved
+	warnf     func(string)
 	cmdPool   vkCommandPool
 	cmd       vkCommandBuffer
 	fence     vkFence
@@ -588,8 +599,9 @@ func (d *Device) open(opts Options) error {
 	d.info.SubgroupSizeControl = d.subgroupControl
 	d.info.RobustBufferAccessEnabled = robust
 
-	pcci := &vkPipelineCacheCreateInfo{SType: vkStructureTypePipelineCacheCreateInfo}
-	if err := check("vkCreatePipelineCache", d.fn.createPipelineCache(d.handle, unsafe.Pointer(pcci), nil, unsafe.Pointer(&d.cache))); err != nil {
+	d.warnf = opts.Warn
+	d.cachePath = cacheFile(opts, pd, robust)
+	if err := d.createPipelineCache(); err != nil {
 		return err
 	}
 	cpci := &vkCommandPoolCreateInfo{
@@ -638,8 +650,9 @@ func (d *Device) Env() Env { return d.info.Env }
 // Extensions lists the device extensions the device was created with.
 func (d *Device) Extensions() []string { return append([]string(nil), d.extensions...) }
 
-// Close waits for the device to be idle and destroys everything created on it: pipelines,
-// buffers (which are released), the device and its instance. Closing twice is a no-op.
+// Close waits for the device to be idle, saves its pipeline cache (see SavePipelineCache; a
+// failure is a warning) and destroys everything created on it: pipelines, buffers (which are
+// released), the device and its instance. Closing twice is a no-op.
 func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -649,6 +662,9 @@ func (d *Device) Close() error {
 	var err error
 	if d.handle != 0 {
 		err = check("vkDeviceWaitIdle", d.fn.deviceWaitIdle(d.handle))
+		if serr := d.saveCacheLocked(); serr != nil {
+			d.warn("pipeline cache %s not saved: %v", d.cachePath, serr)
+		}
 	}
 	d.destroy()
 	return err

@@ -238,7 +238,27 @@ func (p *Pipeline) create(m *Module) error {
 		Stage:  stage,
 		Layout: p.layout,
 	}
-	return check("vkCreateComputePipelines", d.fn.createComputePipelines(d.handle, d.cache, 1, unsafe.Pointer(cpci), nil, unsafe.Pointer(&p.pipeline)))
+	// Creation feedback (core in 1.3) says whether the pipeline came from the cache.
+	var fb vkPipelineCreationFeedback
+	if d.pd.version >= version13 {
+		cpci.PNext = unsafe.Pointer(&vkPipelineCreationFeedbackCreateInfo{
+			SType:                     vkStructureTypePipelineCreationFeedbackCreateInfo,
+			PPipelineCreationFeedback: unsafe.Pointer(&fb),
+		})
+	}
+	if err := check("vkCreateComputePipelines", d.fn.createComputePipelines(d.handle, d.cache, 1, unsafe.Pointer(cpci), nil, unsafe.Pointer(&p.pipeline))); err != nil {
+		return err
+	}
+	if d.stats.PipelinesCreated == 0 {
+		d.stats.Feedback = true
+	}
+	d.stats.PipelinesCreated++
+	if fb.Flags&vkPipelineCreationFeedbackValidBit == 0 {
+		d.stats.Feedback = false
+	} else if fb.Flags&vkPipelineCreationFeedbackApplicationPipelineCacheHitBit != 0 {
+		d.stats.PipelineCacheHits++
+	}
+	return nil
 }
 
 // destroy destroys what exists. d.mu is held.

@@ -35,6 +35,17 @@ type Stats struct {
 	Barriers   int // memory barriers a Stream recorded between its dispatches
 	HostWrites int // Buffer.Write calls
 	HostReads  int // Buffer.Read calls
+	// PipelinesCreated counts the pipelines the driver was asked to create (Device.Pipeline
+	// returns the ones it already has without asking). PipelineCacheHits counts those the
+	// driver reported found in the pipeline cache (creation feedback, Vulkan 1.3; 0 where the
+	// driver does not report it); Feedback says whether it reports it for every pipeline.
+	PipelinesCreated  int
+	PipelineCacheHits int
+	Feedback          bool
+	// PipelineCacheLoaded and PipelineCacheSaved are the bytes of pipeline cache data loaded
+	// at Open and written by the last save (see Options.PipelineCacheDir).
+	PipelineCacheLoaded int
+	PipelineCacheSaved  int
 }
 
 // Stats returns the device's counters.

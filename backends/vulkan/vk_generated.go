@@ -154,6 +154,9 @@ type vkPipelineCacheCreateFlags = vkFlags
 // vkPipelineCreateFlags mirrors VkPipelineCreateFlags.
 type vkPipelineCreateFlags = vkFlags
 
+// vkPipelineCreationFeedbackFlags mirrors VkPipelineCreationFeedbackFlags.
+type vkPipelineCreationFeedbackFlags = vkFlags
+
 // vkPipelineLayout is a VkPipelineLayout handle.
 type vkPipelineLayout uint64
 
@@ -493,6 +496,18 @@ const (
 // VkFenceCreateFlagBits
 const (
 	vkFenceCreateSignaledBit = 0x00000001
+)
+
+// VkPipelineCreationFeedbackFlagBits
+const (
+	vkPipelineCreationFeedbackValidBit                       = 0x00000001
+	vkPipelineCreationFeedbackApplicationPipelineCacheHitBit = 0x00000002
+	vkPipelineCreationFeedbackBasePipelineAccelerationBit    = 0x00000004
+)
+
+// VkPipelineCacheHeaderVersion
+const (
+	vkPipelineCacheHeaderVersionOne = 1
 )
 
 // VkFormat
@@ -849,6 +864,7 @@ const (
 	vkStructureTypePipelineLayoutCreateInfo                          = 30
 	vkStructureTypeShaderModuleCreateInfo                            = 16
 	vkStructureTypePipelineCacheCreateInfo                           = 17
+	vkStructureTypePipelineCreationFeedbackCreateInfo                = 1000192000
 	vkStructureTypePipelineShaderStageCreateInfo                     = 18
 	vkStructureTypePipelineShaderStageRequiredSubgroupSizeCreateInfo = 1000225001
 	vkStructureTypeComputePipelineCreateInfo                         = 29
@@ -1567,6 +1583,23 @@ type vkPipelineCacheCreateInfo struct {
 	PInitialData    unsafe.Pointer             `c:"pInitialData"`
 }
 
+// vkPipelineCreationFeedback mirrors VkPipelineCreationFeedback.
+type vkPipelineCreationFeedback struct {
+	_        structs.HostLayout
+	Flags    vkPipelineCreationFeedbackFlags `c:"flags"`
+	Duration uint64                          `c:"duration"`
+}
+
+// vkPipelineCreationFeedbackCreateInfo mirrors VkPipelineCreationFeedbackCreateInfo.
+type vkPipelineCreationFeedbackCreateInfo struct {
+	_                                  structs.HostLayout
+	SType                              vkStructureType `c:"sType"`
+	PNext                              unsafe.Pointer  `c:"pNext"`
+	PPipelineCreationFeedback          unsafe.Pointer  `c:"pPipelineCreationFeedback"`
+	PipelineStageCreationFeedbackCount uint32          `c:"pipelineStageCreationFeedbackCount"`
+	PPipelineStageCreationFeedbacks    unsafe.Pointer  `c:"pPipelineStageCreationFeedbacks"`
+}
+
 // vkPipelineShaderStageCreateInfo mirrors VkPipelineShaderStageCreateInfo.
 type vkPipelineShaderStageCreateInfo struct {
 	_                   structs.HostLayout
@@ -2052,6 +2085,7 @@ type vkDeviceFuncs struct {
 	vkCreatePipelineLayout        uintptr
 	vkDestroyPipelineLayout       uintptr
 	vkCreatePipelineCache         uintptr
+	vkGetPipelineCacheData        uintptr
 	vkDestroyPipelineCache        uintptr
 	vkCreateComputePipelines      uintptr
 	vkDestroyPipeline             uintptr
@@ -2106,6 +2140,7 @@ func (f *vkDeviceFuncs) entries() []vkFuncEntry {
 		{"vkCreatePipelineLayout", &f.vkCreatePipelineLayout},
 		{"vkDestroyPipelineLayout", &f.vkDestroyPipelineLayout},
 		{"vkCreatePipelineCache", &f.vkCreatePipelineCache},
+		{"vkGetPipelineCacheData", &f.vkGetPipelineCacheData},
 		{"vkDestroyPipelineCache", &f.vkDestroyPipelineCache},
 		{"vkCreateComputePipelines", &f.vkCreateComputePipelines},
 		{"vkDestroyPipeline", &f.vkDestroyPipeline},
@@ -2387,6 +2422,12 @@ func (f *vkDeviceFuncs) destroyPipelineLayout(device vkDevice, pipelineLayout vk
 // createPipelineCache calls vkCreatePipelineCache.
 func (f *vkDeviceFuncs) createPipelineCache(device vkDevice, pCreateInfo unsafe.Pointer, pAllocator unsafe.Pointer, pPipelineCache unsafe.Pointer) vkResult {
 	r := vkCall(f.vkCreatePipelineCache, uintptr(device), uintptr(pCreateInfo), uintptr(pAllocator), uintptr(pPipelineCache))
+	return vkResult(int32(r))
+}
+
+// getPipelineCacheData calls vkGetPipelineCacheData.
+func (f *vkDeviceFuncs) getPipelineCacheData(device vkDevice, pipelineCache vkPipelineCache, pDataSize unsafe.Pointer, pData unsafe.Pointer) vkResult {
+	r := vkCall(f.vkGetPipelineCacheData, uintptr(device), uintptr(pipelineCache), uintptr(pDataSize), uintptr(pData))
 	return vkResult(int32(r))
 }
 

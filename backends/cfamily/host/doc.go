@@ -1,6 +1,7 @@
 // Package host executes emitted CUDA, HIP and MSL kernel text by EMULATION ON THE CPU: level H
-// of DESIGN.md ("executed by host emulation of the emitted source"). It is not a GPU run and a
-// result from it is never reported as level X (executed on a real driver).
+// of the conformance levels ("executed by host emulation of the emitted source", package
+// conformance). It is not a GPU run and a result from it is never reported as level X (executed
+// on a real driver).
 //
 // The emitted text is compiled, unchanged but for one MSL rewrite (below), as plain C++17 by a
 // host compiler (g++, or clang++) against small emulation headers embedded in this package:

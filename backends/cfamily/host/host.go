@@ -17,7 +17,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/onesource-go/onesource/internal/cachedir"
 )
 
 // Lang is the dialect of the kernel text.
@@ -92,7 +95,9 @@ type Options struct {
 	// g++, clang++, clang++-16 on PATH.
 	Compiler string
 	// CacheDir keeps compiled programs. Empty means $ONESOURCE_HOST_CACHE when set, else
-	// os.UserCacheDir()/onesource/host (or the system temp dir when that cannot be created).
+	// internal/cachedir's "host" directory ($ONESOURCE_CACHE/host, else
+	// os.UserCacheDir()/onesource/host), else (ONESOURCE_CACHE=off, no user cache directory) a
+	// temporary directory of the process's own.
 	CacheDir string
 	// Flags are extra compiler flags (they are part of the cache key).
 	Flags []string
@@ -176,10 +181,29 @@ func cacheDir(opts Options) string {
 	if env := os.Getenv("ONESOURCE_HOST_CACHE"); env != "" {
 		return env
 	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "onesource", "host")
+	if d := cachedir.Dir("host"); d != "" {
+		return d
 	}
-	return filepath.Join(os.TempDir(), "onesource-host")
+	// No user cache, or ONESOURCE_CACHE=off: the program is still built in a directory (it is
+	// an executable), one per process, so nothing outlives the run.
+	return tempCache()
+}
+
+var tempCache = sync.OnceValue(func() string {
+	d, err := os.MkdirTemp("", "onesource-host-")
+	if err != nil {
+		return filepath.Join(os.TempDir(), "onesource-host")
+	}
+	return d
+})
+
+// compileCounts are CompileStats' counters.
+var compileCounts struct{ built, cached atomic.Int64 }
+
+// CompileStats returns how many programs this process compiled and how many Compile found
+// already built in the cache directory (Options.CacheDir): what a second start reuses.
+func CompileStats() (built, cached int) {
+	return int(compileCounts.built.Load()), int(compileCounts.cached.Load())
 }
 
 var clangCache sync.Map // compiler path -> bool
@@ -295,11 +319,13 @@ func Compile(src string, lang Lang, kernel string, nbufs, nparams int, opts Opti
 	if fi, err := os.Stat(p.Path); err == nil && fi.Mode().IsRegular() {
 		now := time.Now()
 		_ = os.Chtimes(final, now, now) // recently used: kept by prune
+		compileCounts.cached.Add(1)
 		return p, nil
 	}
 	unlock := lockKey(key)
 	defer unlock()
 	if fi, err := os.Stat(p.Path); err == nil && fi.Mode().IsRegular() {
+		compileCounts.cached.Add(1)
 		return p, nil
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -329,6 +355,7 @@ func Compile(src string, lang Lang, kernel string, nbufs, nparams int, opts Opti
 			lang, kernel, filepath.Base(cxx), filepath.Join(dir, "harness.cpp"), filepath.Join(dir, kfile),
 			filepath.Join(dir, "include"), err, strings.ReplaceAll(string(out), tmp, dir))
 	}
+	compileCounts.built.Add(1)
 	pruneOnce.Do(func() { prune(root, key) })
 	if err := os.Rename(tmp, final); err != nil {
 		// Another process built the same key first: use that one.
