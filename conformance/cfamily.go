@@ -79,17 +79,20 @@ func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Ou
 	var chk *checkedRun
 	var low *ir.Kernel
 	var err error
+	clk := newClock()
 	if c.unchecked {
 		low, err = lower.Run(k, c.caps)
 	} else if chk, err = instrument(k, c.caps, cases); err == nil {
 		low, cases = chk.lowered, chk.cases
 		o.Checked = true
 	}
+	o.Phases.Lower = clk.lap()
 	if err != nil {
 		o.Err = fmt.Errorf("lower: %w", err)
 		return o
 	}
 	src, err := cfamily.Print(low, c.dialect)
+	o.Phases.Emit = clk.lap()
 	if err != nil {
 		o.Err = fmt.Errorf("emit: %w", err)
 		return o
@@ -97,6 +100,7 @@ func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Ou
 	o.Levels = "E"
 	if c.validate != nil {
 		_, err := c.validate(src)
+		o.Phases.Validate = clk.lap()
 		switch {
 		case errors.Is(err, cfamily.ErrNoTool):
 			o.Notes = append(o.Notes, "V not checked: "+err.Error())
@@ -124,7 +128,9 @@ func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Ou
 			return o
 		}
 	}
+	clk.lap() // a device's run (above) is not the host compile
 	prog, err := host.Compile(src, c.lang, k.Name, len(low.Buffers), len(low.Params)+len(lens(kernels.Case{})), c.opts)
+	o.Phases.Driver = clk.lap()
 	if err != nil {
 		o.Err = fmt.Errorf("host execution: %w", err)
 		return o
@@ -148,6 +154,7 @@ func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Ou
 		hostOuts = append(hostOuts, outs)
 	}
 	o.Timing = time.Since(start)
+	o.Phases.Run = clk.lap()
 	o.Levels += "H"
 	if o.Outputs != nil {
 		// Both ran: a difference between the device and the emulation is a failure too, but for

@@ -71,6 +71,40 @@ type Outcome struct {
 	// elements (case rows=3)"), "" when none. Outputs are the cases' outputs either way.
 	Checked     bool
 	OutOfBounds string
+	// Phases is where the target's time went (Judge adds the build).
+	Phases Phases
+}
+
+// Phases is where one run's time went, in seconds. A phase the target does not have stays 0.
+type Phases struct {
+	Build    float64 `json:"build"`    // the DSL kernel built into IR, and its cases
+	Lower    float64 `json:"lower"`    // lowering for the target (and checked-mode instrumentation)
+	Emit     float64 `json:"emit"`     // SPIR-V words, C-family text or WGSL written
+	Validate float64 `json:"validate"` // the toolchain's check: spirv-val, clang or hipcc, naga
+	// Driver is the driver's or host compiler's part before anything runs: pipeline creation
+	// on Vulkan (Mesa's lavapipe compiles at the first dispatch instead, which Run then holds),
+	// the host compile of C-family text.
+	Driver float64 `json:"driver"`
+	Run    float64 `json:"run"` // the cases dispatched and their outputs read back
+}
+
+// String is "build 1ms lower 4ms emit 2ms validate 30ms driver 5ms run 300ms".
+func (p Phases) String() string {
+	ms := func(s float64) string { return fmt.Sprintf("%.0fms", s*1e3) }
+	return fmt.Sprintf("build %s lower %s emit %s validate %s driver %s run %s",
+		ms(p.Build), ms(p.Lower), ms(p.Emit), ms(p.Validate), ms(p.Driver), ms(p.Run))
+}
+
+// clock times the phases of a run: each call of lap returns the seconds since the last.
+type clock struct{ t time.Time }
+
+func newClock() *clock { return &clock{time.Now()} }
+
+func (c *clock) lap() float64 {
+	now := time.Now()
+	d := now.Sub(c.t).Seconds()
+	c.t = now
+	return d
 }
 
 // Result is the verdict on one (cell, backend, schedule): a row of the JSON report.
@@ -92,6 +126,7 @@ type Result struct {
 	MaxRel  float64 `json:"max_rel"`
 	Reason  string  `json:"reason,omitempty"`
 	Seconds float64 `json:"seconds"`
+	Phases  Phases  `json:"phases"`
 	Ran     bool    `json:"ran"`
 	// Perf is the kernel-only measurement at the op's realistic shape (level P), when the run
 	// was measured (conform -bench; Vulkan only).
@@ -156,7 +191,10 @@ func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 		return r
 	}
 	r.Cases = len(cases)
+	built := time.Since(start).Seconds()
 	o := t.Run(k, s, cases)
+	r.Phases = o.Phases
+	r.Phases.Build = built
 	r.Levels = o.Levels
 	r.Checked = o.Checked
 	if o.Err != nil {

@@ -40,7 +40,9 @@ func (c *CPU) SubgroupSize() int { return cpu.SubgroupSize }
 // Run implements Target.
 func (c *CPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcome {
 	o := Outcome{Checked: true}
-	p, err := cpu.Compile(k)
+	clk := newClock()
+	p, err := cpu.Compile(k) // lowering and compiling to closures: the executor's emit
+	o.Phases.Emit = clk.lap()
 	if err != nil {
 		o.Err = fmt.Errorf("compile: %w", err)
 		return o
@@ -74,6 +76,7 @@ func (c *CPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcom
 		o.Outputs = append(o.Outputs, outs)
 	}
 	o.Timing = time.Since(start)
+	o.Phases.Run = clk.lap()
 	o.Levels += "X"
 	o.Notes = append(o.Notes, cpuNote)
 	return o

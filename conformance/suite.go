@@ -487,3 +487,51 @@ func WriteMatrix(w io.Writer, results []Result) {
 		}
 	}
 }
+
+// WritePhases prints, per backend, the total time of each phase over its runs (Phases) and the
+// slowest run: where a suite's time went.
+func WritePhases(w io.Writer, results []Result) {
+	type total struct {
+		p       Phases
+		runs    int
+		slowest Result
+	}
+	var order []string
+	by := map[string]*total{}
+	for _, r := range results {
+		if !r.Ran {
+			continue
+		}
+		t := by[r.Backend]
+		if t == nil {
+			t = &total{}
+			by[r.Backend] = t
+			order = append(order, r.Backend)
+		}
+		t.runs++
+		p := r.Phases
+		t.p.Build += p.Build
+		t.p.Lower += p.Lower
+		t.p.Emit += p.Emit
+		t.p.Validate += p.Validate
+		t.p.Driver += p.Driver
+		t.p.Run += p.Run
+		if r.Seconds > t.slowest.Seconds {
+			t.slowest = r
+		}
+	}
+	if len(order) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "where the time went (seconds, summed over the runs):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "backend\truns\tbuild\tlower\temit\tvalidate\tdriver\trun\tslowest run")
+	for _, b := range order {
+		t := by[b]
+		p := t.p
+		s := t.slowest
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s/%s %s %.2fs\n", b, t.runs,
+			p.Build, p.Lower, p.Emit, p.Validate, p.Driver, p.Run, s.Op, s.Type, s.Schedule, s.Seconds)
+	}
+	tw.Flush()
+}

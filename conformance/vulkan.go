@@ -9,6 +9,7 @@ import (
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/ir"
 	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/lower"
 )
 
 // Vulkan runs cells through the SPIR-V emitter on the first Vulkan device (Mesa lavapipe on a
@@ -30,7 +31,9 @@ type Vulkan struct {
 	// the suite runs SPIR-V 1.3 or 1.5 modules on it (`onesource conform -vulkan-env 1.1`).
 	Env vulkan.Env
 
-	dev *vulkan.Device
+	dev       *vulkan.Device
+	closed    vulkan.Stats // the device's counters when Close closed it
+	cacheFile string
 }
 
 // SetChecked implements Checker; call it before Open.
@@ -64,7 +67,19 @@ func (v *Vulkan) Open() error {
 func (v *Vulkan) Close() {
 	if v.dev != nil {
 		v.dev.Close()
+		v.closed = v.dev.Stats()
+		v.cacheFile = v.dev.PipelineCacheFile()
+		v.dev = nil
 	}
+}
+
+// Stats are the counters of the open device, or of the last one Close closed: pipelines created
+// and found in the driver's pipeline cache, the pipeline cache bytes loaded and saved.
+func (v *Vulkan) Stats() (vulkan.Stats, string) {
+	if v.dev != nil {
+		return v.dev.Stats(), v.dev.PipelineCacheFile()
+	}
+	return v.closed, v.cacheFile
 }
 
 // SubgroupSize is the subgroup size the lowering uses on the open device (0 before Open).
@@ -87,31 +102,37 @@ func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 	if v.Env != vulkan.EnvDefault {
 		o.Notes = append(o.Notes, fmt.Sprintf("SPIR-V %s for %v", env.SPIRV(), env))
 	}
-	var m *vulkan.Module
+	clk := newClock()
+	var low *ir.Kernel
 	var err error
 	if v.Unchecked {
-		m, err = vulkan.CompileWith(k, caps, vulkan.EmitOptions{Env: env})
-	} else {
+		low, err = lower.Run(k, caps)
+	} else if chk, err = instrument(k, caps, cases); err == nil {
 		// Checked mode: the lowered kernel, instrumented, emitted as vulkan.Compile emits.
-		if chk, err = instrument(k, caps, cases); err == nil {
-			cases = chk.cases
-			o.Checked = true
-			if v.Robust && !v.dev.Info().RobustBufferAccessEnabled {
-				o.Notes = append(o.Notes, "the device has no robustBufferAccess")
-			}
-			sg := 0
-			if caps.SubgroupSize > 1 {
-				sg = caps.SubgroupSize
-			}
-			m, err = vulkan.Emit(chk.lowered, vulkan.EmitOptions{SubgroupSize: uint32(sg), Env: env})
+		low, cases = chk.lowered, chk.cases
+		o.Checked = true
+		if v.Robust && !v.dev.Info().RobustBufferAccessEnabled {
+			o.Notes = append(o.Notes, "the device has no robustBufferAccess")
 		}
 	}
+	o.Phases.Lower = clk.lap()
+	var m *vulkan.Module
+	if err == nil {
+		sg := 0
+		if caps.SubgroupSize > 1 {
+			sg = caps.SubgroupSize
+		}
+		m, err = vulkan.Emit(low, vulkan.EmitOptions{SubgroupSize: uint32(sg), Env: env})
+	}
+	o.Phases.Emit = clk.lap()
 	if err != nil {
 		o.Err = fmt.Errorf("emit: %w", err)
 		return o
 	}
 	o.Levels = "E"
-	switch err := vulkan.Validate(m.Words); {
+	err = vulkan.Validate(m.Words)
+	o.Phases.Validate = clk.lap()
+	switch {
 	case errors.Is(err, vulkan.ErrNoValidator):
 		o.Notes = append(o.Notes, "spirv-val not installed: V not checked")
 	case err != nil:
@@ -121,6 +142,7 @@ func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		o.Levels += "V"
 	}
 	p, err := v.dev.Pipeline(m)
+	o.Phases.Driver = clk.lap()
 	if err != nil {
 		o.Err = fmt.Errorf("pipeline: %w", err)
 		return o
@@ -133,6 +155,7 @@ func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		}
 		return v.dev.Run(p, bufs, push, groups)
 	})
+	o.Phases.Run = clk.lap()
 	if err != nil {
 		o.Err = err
 		return o

@@ -159,6 +159,7 @@ func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 	var chk *checkedRun
 	var low *ir.Kernel
 	var err error
+	clk := newClock()
 	opts := w.Options
 	if opts == (webgpu.Options{}) {
 		opts = webgpu.OptionsFor(k)
@@ -175,17 +176,20 @@ func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		low, cases = chk.lowered, chk.cases
 		o.Checked = true
 	}
+	o.Phases.Lower = clk.lap()
 	if err != nil {
 		o.Err = fmt.Errorf("lower: %w", err)
 		return o
 	}
 	m, err := webgpu.Emit(low, opts)
+	o.Phases.Emit = clk.lap()
 	if err != nil {
 		o.Err = fmt.Errorf("emit: %w", err)
 		return o
 	}
 	o.Levels = "E"
-	nm := compiled(m)
+	nm := compiled(m) // naga's parse, validation, SPIR-V and spirv-val on it
+	o.Phases.Validate = clk.lap()
 	if nm.err != nil {
 		o.Err = fmt.Errorf("validate: %w", nm.err)
 		return o
@@ -205,6 +209,7 @@ func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		return o
 	}
 	p, err := w.dev.Pipeline(vm)
+	o.Phases.Driver = clk.lap()
 	if err != nil {
 		o.Err = fmt.Errorf("pipeline: %w", err)
 		return o
@@ -220,6 +225,7 @@ func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		outs = append(outs, got)
 	}
 	o.Timing = time.Since(start)
+	o.Phases.Run = clk.lap()
 	if chk != nil {
 		if outs, o.OutOfBounds, err = chk.finish(outs); err != nil {
 			o.Err = err

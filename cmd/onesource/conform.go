@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onesource-go/onesource/backends/cfamily/host"
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/tuning"
@@ -36,9 +37,10 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	tuningPath := fs.String("tuning", "", "tuning cache file: with -schedules default, Vulkan runs each cell at its tuned schedule (see onesource tune)")
 	checked := fs.Bool("checked", true, "checked mode: run bounds-checked kernels (robustBufferAccess on Vulkan where the device has it) and fail a run whose kernel indexes a buffer out of bounds, naming the source line; -checked=false runs the kernels as production emits them")
 	vulkanEnv := fs.String("vulkan-env", "", "the Vulkan environment the SPIR-V is emitted for: 1.1 (SPIR-V 1.3), 1.2 (1.5) or 1.3 (1.6); 1.1 and 1.2 also use the device at that Vulkan version, as an older driver (default: the device's)")
+	verbose := fs.Bool("v", false, "print where each run's time went (build, lower, emit, validate, driver, run) and the totals per backend")
 	schedules := fs.String("schedules", "default", "default (each backend's), sample (four per cell and the default), all (every schedule of each cell), or a list like 'lanes=8,strided;lanes=64'")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-tuning FILE] [-bench] [-checked=false] [-vulkan-env 1.1|1.2|1.3] [-json FILE]")
+		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-tuning FILE] [-bench] [-checked=false] [-vulkan-env 1.1|1.2|1.3] [-json FILE] [-v]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -85,7 +87,7 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		case !r.BitExact:
 			status = "NOT BIT-EXACT"
 		}
-		if tty {
+		if tty && !*verbose {
 			const width = 30
 			filled := done * width / total
 			fmt.Fprintf(stderr, "\r[%s%s] %d/%d %-56s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total, r.Op+"/"+r.Type+"/"+r.Backend+" "+r.Schedule)
@@ -94,7 +96,11 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 			}
 			return
 		}
-		fmt.Fprintf(stderr, "%d/%d %s/%s/%s %s %s %s (%.2fs)\n", done, total, r.Op, r.Type, r.Backend, r.Schedule, r.Levels, status, r.Seconds)
+		line := fmt.Sprintf("%d/%d %s/%s/%s %s %s %s (%.2fs)", done, total, r.Op, r.Type, r.Backend, r.Schedule, r.Levels, status, r.Seconds)
+		if *verbose {
+			line += " " + r.Phases.String()
+		}
+		fmt.Fprintln(stderr, line)
 	}
 	targets := conformance.SetChecked(conformance.Targets(), *checked)
 	for _, t := range targets {
@@ -116,6 +122,10 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	conformance.WriteMatrix(stdout, results)
+	if *verbose {
+		conformance.WritePhases(stdout, results)
+		writeCompileCounts(stdout, targets)
+	}
 	fmt.Fprintf(stdout, "suite time: %s\n", time.Since(start).Round(time.Millisecond))
 	if *jsonOut != "" {
 		file, err := os.Create(*jsonOut)
@@ -158,4 +168,35 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeCompileCounts says what this run compiled and what it found already compiled: the
+// Vulkan pipelines (created, and found in the driver's pipeline cache where the driver reports
+// it) and the host-compiled C-family programs.
+func writeCompileCounts(w io.Writer, targets []conformance.Target) {
+	for _, t := range targets {
+		v, ok := t.(*conformance.Vulkan)
+		if !ok {
+			continue
+		}
+		st, file := v.Stats()
+		if st.PipelinesCreated == 0 {
+			continue
+		}
+		hits := "the driver does not report pipeline cache hits"
+		if st.Feedback {
+			hits = fmt.Sprintf("%d found in the driver's pipeline cache", st.PipelineCacheHits)
+		}
+		where := "no pipeline cache file"
+		if file != "" {
+			where = fmt.Sprintf("pipeline cache %s: %d bytes loaded, %d saved", file, st.PipelineCacheLoaded, st.PipelineCacheSaved)
+			if st.PipelineCacheSaved <= vulkan.PipelineCacheHeaderSize {
+				where += " (the driver keeps no pipelines there: Mesa's lavapipe keeps its compiled shaders in its own shader cache)"
+			}
+		}
+		fmt.Fprintf(w, "vulkan: %d pipelines created (%s); %s\n", st.PipelinesCreated, hits, where)
+	}
+	if built, cached := host.CompileStats(); built+cached > 0 {
+		fmt.Fprintf(w, "host execution: %d programs compiled, %d found compiled in the cache\n", built, cached)
+	}
 }
