@@ -4,28 +4,56 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/onesource-go/onesource/conformance"
+	"github.com/onesource-go/onesource/internal/testmode"
 	"github.com/onesource-go/onesource/kernels"
 )
 
-// TestConformance runs every cell on every backend available here at the backend's default
-// schedule, as subtests named backend/op/type so -run filters work; the backends run in parallel
-// (each its own device or toolchain), and one that is unavailable skips with its reason. With
-// -short only the first type of each op runs (the main job and `onesource conform` run
-// everything).
-// sharedPrinter are the backends TestConformance runs one type per op on: HIP and MSL print the
-// same kernels as CUDA through the same C-family printer with other spellings, and compiling
-// every cell with hipcc and the MSL check doubled the test command's time on two cores. CUDA
-// runs every cell (and TestConformanceSchedules every cell at two schedules); the main job
-// (`onesource conform -schedules sample`) runs every cell on every backend.
-var sharedPrinter = map[string]bool{"hip": true, "metal": true}
+// representative are the types that stand for the others of an op in the sampled runs (see
+// internal/testmode): the float path, the legacy blocks, the K-quants (two scale layouts),
+// the codebooks, the ternary and the fp4 formats. Each op also runs its first type.
+var representative = []string{"f16", "q4_0", "q8_0", "q4_K", "q6_K", "iq4_xs", "tq2_0", "mxfp4"}
 
+// sampled returns the cells of the sample that takes, of each op, its first type and the types
+// among the first n representatives (with -short, the first type alone); with ONESOURCE_FULL=1
+// (testmode.Full), every cell.
+func sampled(n int) []kernels.Cell {
+	all := kernels.Cells()
+	if testmode.Full() {
+		return all
+	}
+	if testing.Short() {
+		n = 0 // -short: one type per op
+	}
+	var out []kernels.Cell
+	seen := map[string]bool{}
+	for _, c := range all {
+		if !seen[c.Op] || slices.Contains(representative[:min(n, len(representative))], c.Type.String()) {
+			out = append(out, c)
+		}
+		seen[c.Op] = true
+	}
+	return out
+}
+
+// defaultSample is how many representatives each backend's TestConformance runs per op: every
+// cell on Vulkan (lavapipe: the SPIR-V path) and on the cpu executor, so every Format's code
+// runs on both; CUDA's host execution (a C++ compile a cell: the test's long pole) the
+// representatives; HIP, MSL and WebGPU, which print the same lowered kernels through the same
+// C-family printer or through the WGSL writer, one type per op. ONESOURCE_FULL=1 and the main
+// job run every cell on every backend.
+var defaultSample = map[string]int{"vulkan": -1, "cpu": -1, "cuda": len(representative), "hip": 0, "metal": 0, "webgpu": 0}
+
+// TestConformance runs the sample of cells (defaultSample) on every backend available here at
+// the backend's default schedule, as subtests named backend/op/type so -run filters work; the
+// backends run in parallel (each its own device or toolchain), and one that is unavailable skips
+// with its reason.
 func TestConformance(t *testing.T) {
-	cells := kernels.Cells()
-	if len(cells) == 0 {
+	if len(kernels.Cells()) == 0 {
 		t.Fatal("no cells registered")
 	}
 	for _, tg := range conformance.Targets() {
@@ -35,17 +63,15 @@ func TestConformance(t *testing.T) {
 				t.Skipf("%s: %v", tg.Name(), err)
 			}
 			defer tg.Close()
-			firstOfOp := map[string]bool{}
+			cells := kernels.Cells()
+			if n, ok := defaultSample[tg.Name()]; ok && n >= 0 {
+				cells = sampled(n)
+			}
+			if len(cells) < len(kernels.Cells()) {
+				t.Logf("%d of %d cells (a sample: ONESOURCE_FULL=1 runs every cell)", len(cells), len(kernels.Cells()))
+			}
 			for _, c := range cells {
-				short := !firstOfOp[c.Op]
-				firstOfOp[c.Op] = true
 				t.Run(c.Op+"/"+c.Type.String(), func(t *testing.T) {
-					if testing.Short() && !short {
-						t.Skip("-short runs one type per op")
-					}
-					if sharedPrinter[tg.Name()] && !short {
-						t.Skip("one type per op on " + tg.Name() + " (the CUDA column runs every type through the same printer; the main job runs all)")
-					}
 					r := conformance.Judge(tg, c, c.DefaultScheduleFor(tg.Name(), conformance.TargetSubgroup(tg)))
 					if !r.Passed() {
 						t.Errorf("%s/%s on %s at %s [%s]: not bit-exact (max %g ULP, max rel %g): %s", r.Op, r.Type, r.Backend, r.Schedule, r.Levels, r.MaxULP, r.MaxRel, r.Reason)

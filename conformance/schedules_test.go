@@ -7,64 +7,76 @@ import (
 
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/internal/testmode"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/oracle"
 )
 
-// scheduleTargets are the backends every cell runs on at several schedules in the tests: Vulkan
-// (lavapipe: the SPIR-V path) and CUDA's host execution (the C-family printer; HIP and MSL print
-// the same kernels through the same printer with other spellings, and run at the default
-// schedule in TestConformance). `onesource conform -schedules all` covers every backend.
-var scheduleTargets = map[string]bool{"vulkan": true, "cuda": true}
+// scheduleSample is, per backend, how many representatives (conformance_test.go) of each op
+// TestConformanceSchedules runs at several schedules, and how many of a cell's four sample
+// schedules: Vulkan (lavapipe: the SPIR-V path) every representative at all four, CUDA's host
+// execution (the C-family printer; every run a C++ compile) four representatives at the
+// narrowest and the widest. HIP and MSL print the same lowered kernels through the same printer
+// with other spellings, WebGPU and the cpu executor take the same lowered IR: they run the
+// default schedule in TestConformance. With ONESOURCE_FULL=1 every cell runs at every sample
+// schedule on every backend, as in the main job (`onesource conform -schedules sample`).
+var scheduleSample = map[string]struct{ types, schedules int }{
+	"vulkan": {len(representative), 4},
+	"cuda":   {4, 2},
+}
 
-// TestConformanceSchedules runs every cell at its four sample schedules (lane counts from 8 to
-// its canonical width, both layouts) on Vulkan, and at the narrowest and widest of them (one
-// strided, one blocked) on CUDA host execution, whose every run is a C++ compile (the two
-// backends in parallel); it requires every run to be bit-exact against the oracle, and every
-// cell to give the same bytes at every schedule and on both backends. The main job
-// (scripts/main.sh: conform -schedules sample) runs all four on every backend.
+// TestConformanceSchedules runs cells at their sample schedules (lane counts from 8 to the
+// canonical width, both layouts; see scheduleSample), the backends and halves of the schedules
+// in parallel, requires every run to be bit-exact against the oracle, and every cell to give
+// the same bytes at every schedule and on every backend.
 func TestConformanceSchedules(t *testing.T) {
-	sample := func(c kernels.Cell, tg conformance.Target) []kernels.Schedule {
-		s := c.SampleSchedules()
-		if tg.Name() == "cuda" && len(s) > 2 {
-			return []kernels.Schedule{s[0], s[len(s)-1]}
-		}
-		return s
-	}
 	var (
 		mu      sync.Mutex
 		results []conformance.Result
 		ran     = map[string]bool{}
 	)
-	// CUDA's runs are host compiles, the test's long pole: its two schedules run as two parallel
-	// subtests, each on its own target, so both cores compile.
-	// Vulkan's four schedules run as two parallel subtests of two each, on two devices.
-	only := func(i, n int) func(c kernels.Cell, tg conformance.Target) []kernels.Schedule {
-		return func(c kernels.Cell, tg conformance.Target) []kernels.Schedule {
-			s := sample(c, tg)
-			return s[min(i, len(s)):min(i+n, len(s))]
-		}
-	}
 	type part struct {
 		name  string
 		tg    conformance.Target
 		sched conformance.Schedules
 	}
+	// part i of n of a backend's schedules, over its sample of cells.
+	only := func(cells []kernels.Cell, count, i, n int) conformance.Schedules {
+		in := map[string]bool{}
+		for _, c := range cells {
+			in[c.Name()] = true
+		}
+		return func(c kernels.Cell, tg conformance.Target) []kernels.Schedule {
+			if !in[c.Name()] {
+				return nil
+			}
+			s := c.SampleSchedules()
+			if count < len(s) { // the narrowest and the widest
+				s = []kernels.Schedule{s[0], s[len(s)-1]}
+			}
+			per := (len(s) + n - 1) / n
+			return s[min(i*per, len(s)):min((i+1)*per, len(s))]
+		}
+	}
 	var parts []part
 	for _, tg := range conformance.Targets() {
-		if !scheduleTargets[tg.Name()] {
+		ss, ok := scheduleSample[tg.Name()]
+		if testmode.Full() {
+			ss, ok = struct{ types, schedules int }{len(representative), 4}, true
+		}
+		if !ok {
 			continue
 		}
-		var second conformance.Target
-		for _, o := range conformance.Targets() {
+		cells := sampled(ss.types)
+		// Each backend's schedules run as two parallel parts, each on its own target (device or
+		// toolchain), so both cores work.
+		second := conformance.Targets()
+		for _, o := range second {
 			if o.Name() == tg.Name() {
-				second = o
+				parts = append(parts,
+					part{tg.Name() + "/first", tg, only(cells, ss.schedules, 0, 2)},
+					part{tg.Name() + "/second", o, only(cells, ss.schedules, 1, 2)})
 			}
-		}
-		if tg.Name() == "cuda" {
-			parts = append(parts, part{"cuda/narrowest", tg, only(0, 1)}, part{"cuda/widest", second, only(1, 1)})
-		} else {
-			parts = append(parts, part{tg.Name() + "/narrow", tg, only(0, 2)}, part{tg.Name() + "/wide", second, only(2, 2)})
 		}
 	}
 	t.Run("backends", func(t *testing.T) {
@@ -90,7 +102,7 @@ func TestConformanceSchedules(t *testing.T) {
 		}
 	})
 	if len(ran) == 0 {
-		t.Skip("neither Vulkan nor CUDA host execution is available here (reasons above)")
+		t.Skip("no backend with schedules to run is available here (reasons above)")
 	}
 	for _, line := range conformance.Inconsistent(results) {
 		t.Error(line)

@@ -6,11 +6,10 @@ import (
 	"time"
 
 	"github.com/onesource-go/onesource/conformance"
-	"github.com/onesource-go/onesource/kernels"
 )
 
 // TestWebGPUMatchesVulkan is a differential test between two independent compilers over the
-// whole conformance matrix: every cell runs once through onesource's SPIR-V emitter (the
+// conformance matrix: every cell of the sample runs once through onesource's SPIR-V emitter (the
 // Vulkan target, lowered for the device) and once through the WGSL emitter and naga's SPIR-V
 // (the webgpu target, lowered for WebGPU), both bounds-checked, on the same Vulkan device
 // (lavapipe here), at the webgpu target's default schedule, on the cell's conformance inputs.
@@ -18,8 +17,8 @@ import (
 // any NaN: the two compilers' SPIR-V may make NaNs of other signs and payloads, which the test
 // counts); outputs a cell declares inexact (a device's own functions) are left out.
 // TestConformance judges both against the oracle; the webgpu target compiles each module once
-// per process, so after TestConformance this test only dispatches. With -short only the first
-// type of each op runs.
+// per process. It runs the representatives of each op (conformance_test.go: sampled; with
+// -short, one type per op; with ONESOURCE_FULL=1, every cell).
 func TestWebGPUMatchesVulkan(t *testing.T) {
 	vk := &conformance.Vulkan{}
 	if err := vk.Open(); err != nil {
@@ -34,14 +33,8 @@ func TestWebGPUMatchesVulkan(t *testing.T) {
 	start := time.Now()
 	var vkTime, wgTime time.Duration
 	compared, nanOnly := 0, 0
-	firstOfOp := map[string]bool{}
-	for _, c := range kernels.Cells() {
-		short := !firstOfOp[c.Op]
-		firstOfOp[c.Op] = true
+	for _, c := range sampled(len(representative)) {
 		t.Run(c.Name(), func(t *testing.T) {
-			if testing.Short() && !short {
-				t.Skip("-short runs one type per op")
-			}
 			s := c.DefaultScheduleFor(wg.Name(), conformance.TargetSubgroup(wg))
 			k, err := c.Build(s).Build()
 			if err != nil {

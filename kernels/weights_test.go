@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/internal/testmode"
 	"github.com/onesource-go/onesource/internal/vktest"
 	"github.com/onesource-go/onesource/lower"
 	"github.com/onesource-go/onesource/oracle"
@@ -66,8 +67,9 @@ func runCell(t *testing.T, d *vulkan.Device, c Cell, s Schedule, caps lower.Caps
 }
 
 // TestWeightCells runs every get_rows, matvec and matvec_q8 cell (of every registered format)
-// on the Vulkan device for lanes 32 and 64, compiled for the device's capabilities and for the
-// portable target (no packed dot, no shuffles), and requires byte-identical outputs.
+// on the Vulkan device compiled for the device's capabilities and for the portable target (no
+// packed dot, no shuffles), at 32 and 64 lanes, and requires byte-identical outputs: the device
+// at 32 lanes and the portable target at 64, or every pair with ONESOURCE_FULL=1.
 func TestWeightCells(t *testing.T) {
 	d := vktest.Device(t)
 	for _, c := range Cells() {
@@ -76,15 +78,17 @@ func TestWeightCells(t *testing.T) {
 		}
 		c := c
 		t.Run(c.Op+"/"+c.Type.String(), func(t *testing.T) {
-			for _, lanes := range []int{32, 64} {
-				for _, caps := range []struct {
-					name string
-					c    lower.Caps
-				}{{"device", d.Caps()}, {"portable", vulkan.PortableCaps}} {
-					t.Run(fmt.Sprintf("%d/%s", lanes, caps.name), func(t *testing.T) {
-						runCell(t, d, c, Schedule{Lanes: lanes}, caps.c)
-					})
-				}
+			type variant struct {
+				lanes int
+				name  string
+				c     lower.Caps
+			}
+			// The sample: 32 lanes for the device, 64 portable; ONESOURCE_FULL=1 both at both.
+			all := []variant{{32, "device", d.Caps()}, {64, "portable", vulkan.PortableCaps}, {64, "device", d.Caps()}, {32, "portable", vulkan.PortableCaps}}
+			for _, v := range testmode.Sample(all, 0, 1) {
+				t.Run(fmt.Sprintf("%d/%s", v.lanes, v.name), func(t *testing.T) {
+					runCell(t, d, c, Schedule{Lanes: v.lanes}, v.c)
+				})
 			}
 		})
 	}
