@@ -3,13 +3,17 @@ package cfamily
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/onesource-go/onesource/internal/cachedir"
 )
 
 // ErrNoTool is wrapped by the toolchain validation functions' errors when the compiler they need
@@ -50,7 +54,54 @@ func LookPath(names ...string) (string, error) {
 // files (relative path -> content) beside it, and every "{src}", "{out}" and "{dir}" in args
 // is replaced by the source's name, "out" and the directory. It returns the content of "out"
 // when the compiler wrote it. A failing compiler gives an error carrying its output.
+//
+// A successful run is kept in internal/cachedir's "tools" cache, keyed by the compiler (its
+// path, size and modification time), the arguments and every input byte, and a later Run of
+// the same inputs returns it without running the compiler: the same compiler on the same text
+// gives the same verdict and output. A failing run is never kept (it runs again, and says why).
+// What this saved: the validation phase of a warm `onesource conform` on CUDA and HIP (clang
+// to PTX, hipcc to a code object), half of a warm conformance test.
 func Run(label, tool string, args []string, srcName, src string, files map[string]string) (*Result, error) {
+	entry := toolEntry(label, tool, args, srcName, src, files)
+	if entry != "" {
+		if b, err := cachedir.Read(entry); err == nil {
+			var r Result
+			if json.Unmarshal(b, &r) == nil && r.Tool == tool {
+				return &r, nil
+			}
+		}
+	}
+	res, err := run(label, tool, args, srcName, src, files)
+	if err == nil && entry != "" {
+		if b, jerr := json.Marshal(res); jerr == nil {
+			_ = cachedir.Write(entry, b) // a cache: a failed write only costs the next run
+		}
+	}
+	return res, err
+}
+
+// toolEntry is the cache entry of a Run, "" when there is none (caches off, tool unreadable).
+func toolEntry(label, tool string, args []string, srcName, src string, files map[string]string) string {
+	id := cachedir.Tool(tool)
+	if id == "" {
+		return ""
+	}
+	parts := [][]byte{[]byte("cfamily.Run 1"), []byte(label), []byte(id), []byte(srcName), []byte(src)}
+	for _, a := range args {
+		parts = append(parts, []byte(a))
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		parts = append(parts, []byte(n), []byte(files[n]))
+	}
+	return cachedir.Entry("tools", cachedir.Key(parts...))
+}
+
+func run(label, tool string, args []string, srcName, src string, files map[string]string) (*Result, error) {
 	dir, err := os.MkdirTemp("", "onesource-cfamily-")
 	if err != nil {
 		return nil, err

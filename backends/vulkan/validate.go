@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+
+	"github.com/onesource-go/onesource/internal/cachedir"
 )
 
 // ErrNoValidator is wrapped by Validate's error when spirv-val is not installed: the module was
@@ -53,12 +55,34 @@ func ValidateEnv(words []uint32, env Env) error {
 	return validate(words, env.resolve().String())
 }
 
-// validate runs spirv-val --target-env target on words.
+// validate runs spirv-val --target-env target on words. A module spirv-val accepted is
+// remembered in internal/cachedir's "spirv-val" cache, keyed by the validator (path, size,
+// modification time), the environment and the words, so a later start does not run it again
+// on the same module (a rejection always runs, and says why).
 func validate(words []uint32, target string) error {
 	path, err := exec.LookPath("spirv-val")
 	if err != nil {
 		return fmt.Errorf("vulkan: %w", ErrNoValidator)
 	}
+	var entry string
+	if id := cachedir.Tool(path); id != "" {
+		entry = cachedir.Entry("spirv-val", cachedir.Key([]byte("spirv-val 1"), []byte(id), []byte(target), Bytes(words)))
+	}
+	if entry != "" {
+		if b, err := cachedir.Read(entry); err == nil && string(b) == "valid" {
+			return nil
+		}
+	}
+	if err := runValidator(path, words, target); err != nil {
+		return err
+	}
+	if entry != "" {
+		_ = cachedir.Write(entry, []byte("valid")) // a cache: a failed write costs the next run only
+	}
+	return nil
+}
+
+func runValidator(path string, words []uint32, target string) error {
 	f, err := os.CreateTemp("", "onesource-*.spv")
 	if err != nil {
 		return err

@@ -2,9 +2,14 @@ package vulkan_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/internal/cachedir"
 )
 
 // TestValidateBites checks that Validate really rejects a broken module (so every caller's V
@@ -41,5 +46,58 @@ func TestWordsInvertsBytes(t *testing.T) {
 		if _, err := vulkan.Words(bad); err == nil {
 			t.Errorf("%s: Words accepted %d bytes", name, len(bad))
 		}
+	}
+}
+
+// fakeValidator puts a spirv-val on PATH that counts its runs in a file and exits with code.
+func fakeValidator(t *testing.T, code int) (count func() int) {
+	t.Helper()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "runs")
+	script := fmt.Sprintf("#!/bin/sh\necho run >> %s\nexit %d\n", log, code)
+	if err := os.WriteFile(filepath.Join(dir, "spirv-val"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return func() int {
+		b, _ := os.ReadFile(log)
+		return strings.Count(string(b), "run")
+	}
+}
+
+// TestValidateRemembersAccepted: a module the validator accepted is not validated again (the
+// cache is keyed by the validator and the words); a rejected one always is; with the caches off
+// nothing is remembered.
+func TestValidateRemembersAccepted(t *testing.T) {
+	t.Setenv(cachedir.Env, t.TempDir())
+	runs := fakeValidator(t, 0)
+	mod := []uint32{0x07230203, 0x00010600, 0, 1, 0}
+	for i := 0; i < 3; i++ {
+		if err := vulkan.Validate(mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := append(append([]uint32(nil), mod...), 7)
+	if err := vulkan.Validate(other); err != nil {
+		t.Fatal(err)
+	}
+	if n := runs(); n != 2 {
+		t.Errorf("the validator ran %d times for two modules validated four times, want 2", n)
+	}
+	t.Setenv(cachedir.Env, cachedir.Off)
+	vulkan.Validate(mod)
+	if n := runs(); n != 3 {
+		t.Errorf("caches off: the validator ran %d times in all, want 3", n)
+	}
+
+	t.Setenv(cachedir.Env, t.TempDir())
+	rejects := fakeValidator(t, 1)
+	for i := 0; i < 2; i++ {
+		if err := vulkan.Validate(mod); err == nil {
+			t.Fatal("a rejecting validator's verdict came back as accepted")
+		}
+	}
+	if n := rejects(); n != 2 {
+		t.Errorf("a rejected module was validated %d times in two calls, want 2", n)
 	}
 }

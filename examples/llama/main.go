@@ -136,6 +136,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *trace {
+		st := e.Stats()
+		fmt.Fprintf(stdout, "pipelines: %d created", st.PipelinesCreated)
+		if st.Feedback {
+			fmt.Fprintf(stdout, ", %d found in the driver's pipeline cache", st.PipelineCacheHits)
+		}
+		fmt.Fprintf(stdout, "; %d bytes of pipeline cache loaded\n", st.PipelineCacheLoaded)
 		type served struct{ cell, who string }
 		counts := map[served]int{}
 		for _, c := range e.Trace() {

@@ -114,3 +114,36 @@ func Write(path string, data []byte) error {
 	}
 	return err
 }
+
+// Tool identifies an executable in a cache key: its resolved path, size and modification time,
+// so that an upgraded compiler misses the entries of the old one. "" when it cannot be read.
+func Tool(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
+}
+
+// Key hashes the parts of a cache key (each length-prefixed, so no two lists collide) to a
+// hex name.
+func Key(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:", len(p))
+		h.Write(p)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// Entry is the path of entry key of cache name, "" when the caches are off.
+func Entry(name, key string) string {
+	d := Dir(name)
+	if d == "" || len(key) < 2 {
+		return ""
+	}
+	return filepath.Join(d, key[:2], key)
+}

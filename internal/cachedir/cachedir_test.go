@@ -56,3 +56,28 @@ func TestWriteRead(t *testing.T) {
 		t.Errorf("missing entry: %v", err)
 	}
 }
+
+func TestKeyAndTool(t *testing.T) {
+	if Key([]byte("ab"), []byte("c")) == Key([]byte("a"), []byte("bc")) {
+		t.Error("Key: two splits of the same bytes collide")
+	}
+	dir := t.TempDir()
+	tool := filepath.Join(dir, "cc")
+	os.WriteFile(tool, []byte("v1"), 0o755)
+	a := Tool(tool)
+	os.WriteFile(tool, []byte("v2 longer"), 0o755)
+	if b := Tool(tool); a == "" || a == b {
+		t.Errorf("Tool does not change with the executable: %q then %q", a, b)
+	}
+	if Tool(filepath.Join(dir, "none")) != "" {
+		t.Error("Tool of a missing file is not empty")
+	}
+	t.Setenv(Env, dir)
+	if e := Entry("tools", "abcdef"); e != filepath.Join(dir, "tools", "ab", "abcdef") {
+		t.Errorf("Entry = %q", e)
+	}
+	t.Setenv(Env, Off)
+	if Entry("tools", "abcdef") != "" {
+		t.Error("Entry with the caches off is not empty")
+	}
+}
