@@ -151,3 +151,39 @@ func TestTunedScheduleFollowsTheCache(t *testing.T) {
 		t.Fatalf("no cache: %s, %v; want the default", s, tuned)
 	}
 }
+
+// TestTuneTimesEachCandidateOnItsGrid: a candidate whose grid differs from the default's
+// (get_rows at 8 lanes: a workgroup per 8 values of a row, not 64) is checked and timed on the
+// grid bench uses at that schedule (NewWorkload at it), and is bit-exact there; the tuner used
+// to run every candidate on the default's grid and reject this one as 1.19e9 ULP off.
+func TestTuneTimesEachCandidateOnItsGrid(t *testing.T) {
+	v := vulkanTarget(t)
+	c, ok := kernels.Lookup("get_rows", oracle.Q4_0)
+	if !ok {
+		t.Fatal("get_rows/q4_0 is not registered")
+	}
+	def := c.DefaultScheduleFor("vulkan", v.SubgroupSize())
+	narrow := kernels.Schedule{Lanes: 8}
+	shape := map[string]float64{"rows": 4, "n": 256, "src_rows": 16}
+	r, err := conformance.Tune(v, c, conformance.TuneOptions{Shape: shape, Space: []kernels.Schedule{def, narrow}, Rounds: 1, N: 2, Warmup: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []kernels.Schedule{def, narrow} {
+		w, err := conformance.NewWorkload(c.Op, c.Type.String(), shape, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Grids[s.String()]; got != w.TwinGroups {
+			t.Errorf("%s: tuned on grid %v, bench runs it on %v", s, got, w.TwinGroups)
+		}
+	}
+	if a, b := r.Grids[def.String()], r.Grids[narrow.String()]; a == b {
+		t.Fatalf("the planted schedules share a grid (%v): the test cannot tell", a)
+	}
+	for _, cand := range r.Entry.Candidates {
+		if !cand.Exact {
+			t.Errorf("%s rejected: %s", cand.Schedule, cand.Reason)
+		}
+	}
+}

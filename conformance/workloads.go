@@ -65,7 +65,10 @@ type Workload struct {
 	Derived    map[string]float64
 	Operands   []Operand
 	TwinParams []uint32  // the twin's parameters in declaration order
-	TwinGroups [3]uint32 // the twin's grid
+	TwinGroups [3]uint32 // the twin's grid at the workload's schedule: Grid(s)
+	// Grid is the twin's grid at any schedule of the cell: a candidate schedule runs the same
+	// operands on its own grid (what the tuner times each candidate with).
+	Grid func(s kernels.Schedule) [3]uint32
 	// Want returns the oracle's bytes for every output operand, by name (nil: not known).
 	Want func() (map[string][]byte, error)
 }
@@ -453,6 +456,7 @@ func NewWorkload(op, typ string, shape map[string]float64, s kernels.Schedule) (
 	if err != nil {
 		return nil, fmt.Errorf("A/B benchmark: %s at %s: %w", key, ShapeString(sh), err)
 	}
+	w.TwinGroups = w.Grid(s)
 	if err := derive(w, c, sh, s); err != nil {
 		return nil, fmt.Errorf("A/B benchmark: %s at %s: %w", key, ShapeString(sh), err)
 	}
@@ -562,6 +566,13 @@ func caseWorkload(c kernels.Cell, s kernels.Schedule) (*Workload, error) {
 		Shape:      map[string]float64{},
 		TwinParams: append([]uint32(nil), cs.Params...),
 		TwinGroups: cs.Groups,
+		// The same case at another schedule: only its grid changes (kernels.Cell.Cases).
+		Grid: func(s kernels.Schedule) [3]uint32 {
+			if cases, err := c.Cases(s); err == nil && best < len(cases) {
+				return cases[best].Groups
+			}
+			return cs.Groups
+		},
 	}
 	elem := map[int]string{}
 	for j, b := range cs.Outputs {
@@ -698,7 +709,9 @@ func rmsNormWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, erro
 			{Name: "y", Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 		},
 		TwinParams: []uint32{uint32(n), math.Float32bits(eps), 1},
-		TwinGroups: [3]uint32{uint32((rows + s.RowsPerGroup() - 1) / s.RowsPerGroup()), 1, 1},
+		Grid: func(s kernels.Schedule) [3]uint32 {
+			return [3]uint32{uint32((rows + s.RowsPerGroup() - 1) / s.RowsPerGroup()), 1, 1}
+		},
 		Want: func() (map[string][]byte, error) {
 			y := make([]float32, total)
 			if err := oracle.RMSNormF32(y, x, wt, n, eps); err != nil {
@@ -732,7 +745,9 @@ func addRMSNormWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, e
 			{Name: "y", Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 		},
 		TwinParams: []uint32{uint32(n), math.Float32bits(eps), 1},
-		TwinGroups: [3]uint32{uint32((rows + s.RowsPerGroup() - 1) / s.RowsPerGroup()), 1, 1},
+		Grid: func(s kernels.Schedule) [3]uint32 {
+			return [3]uint32{uint32((rows + s.RowsPerGroup() - 1) / s.RowsPerGroup()), 1, 1}
+		},
 		Want: func() (map[string][]byte, error) {
 			sum, y := make([]float32, total), make([]float32, total)
 			if err := oracle.AddRMSNormF32(sum, y, a, b, wt, n, eps); err != nil {
@@ -781,7 +796,9 @@ func softmaxWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, erro
 			{Name: "y", Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 		},
 		TwinParams: []uint32{uint32(n), math.Float32bits(scale), uint32(maskRows)},
-		TwinGroups: [3]uint32{uint32((rows + s.RowsPerGroup() - 1) / s.RowsPerGroup()), 1, 1},
+		Grid: func(s kernels.Schedule) [3]uint32 {
+			return [3]uint32{uint32((rows + s.RowsPerGroup() - 1) / s.RowsPerGroup()), 1, 1}
+		},
 		Want: func() (map[string][]byte, error) {
 			y := make([]float32, total)
 			if err := oracle.SoftmaxF32(y, x, mask, n, scale); err != nil {
@@ -809,7 +826,7 @@ func binaryWorkload(sh map[string]float64, s kernels.Schedule, seed int64, names
 			{Name: names[2], Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 		},
 		TwinParams: params(total),
-		TwinGroups: elemGroups(total, s.Lanes),
+		Grid:       func(s kernels.Schedule) [3]uint32 { return elemGroups(total, s.Lanes) },
 		Want: func() (map[string][]byte, error) {
 			y := make([]float32, total)
 			if err := ref(y, a, b); err != nil {
@@ -867,7 +884,7 @@ func unaryWorkload(op string, seed int64) builder {
 				{Name: "y", Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 			},
 			TwinParams: params,
-			TwinGroups: elemGroups(total, s.Lanes),
+			Grid:       func(s kernels.Schedule) [3]uint32 { return elemGroups(total, s.Lanes) },
 			Want: func() (map[string][]byte, error) {
 				y := make([]float32, total)
 				if err := ref(y, x); err != nil {
@@ -902,7 +919,10 @@ func quantizeQ8_1Workload(sh map[string]float64, s kernels.Schedule) (*Workload,
 			{Name: "y", Data: make([]byte, 36*nb), Output: true, Elem: "q8_1"},
 		},
 		TwinParams: []uint32{uint32(nb)},
-		TwinGroups: [3]uint32{uint32(g), 1, 1},
+		Grid: func(s kernels.Schedule) [3]uint32 {
+			bpw := max(1, s.Lanes/32)
+			return [3]uint32{uint32((nb + bpw - 1) / bpw), 1, 1}
+		},
 		Want: func() (map[string][]byte, error) {
 			y := make([]byte, 36*nb)
 			if err := oracle.QuantizeQ8_1(x, y); err != nil {
@@ -960,7 +980,9 @@ func getRowsWorkload(c kernels.Cell, sh map[string]float64, s kernels.Schedule) 
 	return &Workload{
 		Operands:   ops,
 		TwinParams: []uint32{uint32(n)},
-		TwinGroups: [3]uint32{uint32(gx), uint32(rows), 1},
+		Grid: func(s kernels.Schedule) [3]uint32 {
+			return [3]uint32{uint32((n + s.Lanes - 1) / s.Lanes), uint32(rows), 1}
+		},
 		Want: func() (map[string][]byte, error) {
 			y := make([]float32, total)
 			if err := oracle.GetRows(t, wb, n, ids, y); err != nil {
@@ -1029,7 +1051,9 @@ func matvecWorkload(t oracle.Type, q8 bool, sh map[string]float64, s kernels.Sch
 	return &Workload{
 		Operands:   ops,
 		TwinParams: []uint32{uint32(n)},
-		TwinGroups: [3]uint32{uint32((rows + s.RowsPerGroup() - 1) / s.RowsPerGroup()), 1, 1},
+		Grid: func(s kernels.Schedule) [3]uint32 {
+			return [3]uint32{uint32((rows + s.RowsPerGroup() - 1) / s.RowsPerGroup()), 1, 1}
+		},
 		Want: func() (map[string][]byte, error) {
 			y := make([]float32, rows)
 			mv := oracle.MatVec
@@ -1078,7 +1102,7 @@ func ropeWorkload(mode oracle.RopeMode) builder {
 				{Name: "y", Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 			},
 			TwinParams: []uint32{uint32(headDim), uint32(p.NDims), uint32(heads), uint32(rows), math.Float32bits(p.Base)},
-			TwinGroups: elemGroups(rows*((headDim+1)/2), s.Lanes),
+			Grid:       func(s kernels.Schedule) [3]uint32 { return elemGroups(rows*((headDim+1)/2), s.Lanes) },
 			Want: func() (map[string][]byte, error) {
 				y := make([]float32, total)
 				if err := oracle.RopeF32(y, x, pos, p); err != nil {
@@ -1118,7 +1142,7 @@ func rmsNormRopeWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, 
 			{Name: "y", Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 		},
 		TwinParams: []uint32{uint32(headDim), uint32(p.NDims), uint32(heads), math.Float32bits(p.Base), math.Float32bits(eps), 1, uint32(p.Mode)},
-		TwinGroups: [3]uint32{uint32(tokens * heads), 1, 1},
+		Grid:       func(s kernels.Schedule) [3]uint32 { return [3]uint32{uint32(tokens * heads), 1, 1} },
 		Want: func() (map[string][]byte, error) {
 			normed := make([]float32, total)
 			if err := oracle.RMSNormF32(normed, x, wt, headDim, eps); err != nil {

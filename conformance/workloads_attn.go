@@ -59,7 +59,7 @@ func attnDecodeWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, e
 		},
 		TwinParams: []uint32{uint32(headDim), uint32(heads), uint32(kvHeads), uint32(nKV), uint32(p.KVStride),
 			uint32(nKV), math.Float32bits(scale)},
-		TwinGroups: [3]uint32{uint32(heads), 1, 1},
+		Grid: func(kernels.Schedule) [3]uint32 { return [3]uint32{uint32(heads), 1, 1} },
 		Want: func() (map[string][]byte, error) {
 			out := make([]float32, qTotal)
 			if err := oracle.AttnDecodeF32(out, q, k, v, p); err != nil {
