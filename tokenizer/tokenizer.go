@@ -1,7 +1,7 @@
 // Package tokenizer turns text into a model's token ids and back, reading the vocabulary from a
-// GGUF file as llama.cpp stores it and tokenizing as llama.cpp does (src/llama-vocab.cpp and
-// src/unicode.cpp, read at ggml-org/llama.cpp 00ad355e; this is an independent Go
-// implementation, no code of that project).
+// GGUF file as llama.cpp stores it and tokenizing as llama.cpp does (ggml-org/llama.cpp's
+// src/llama-vocab.cpp at 00ad355e and src/unicode.cpp at 0c4093cc, read to learn the rules;
+// this is an independent Go implementation, no code of that project).
 //
 // The contract:
 //

@@ -331,3 +331,29 @@ func TestBadIDs(t *testing.T) {
 		t.Error("EOS with no EOS token: no error")
 	}
 }
+
+// TestConcurrent encodes llama.cpp's vectors from several goroutines at once on one Tokenizer
+// (go test -race checks the claim that it is safe for concurrent use).
+func TestConcurrent(t *testing.T) {
+	tok := openTestdata(t, "ggml-vocab-gpt-2.gguf")
+	cases := readVectors(t, filepath.Join("testdata", "ggml-vocab-gpt-2.gguf"))
+	errs := make(chan string, 4*len(cases))
+	done := make(chan bool)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for _, c := range cases {
+				if got, err := tok.Encode(c.text, EncodeOptions{}); err != nil || !slices.Equal(got, c.ids) {
+					errs <- c.text
+				}
+			}
+			done <- true
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+	close(errs)
+	for s := range errs {
+		t.Errorf("concurrent Encode(%q) differs from llama.cpp's ids", s)
+	}
+}
