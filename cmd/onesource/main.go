@@ -14,6 +14,7 @@
 //	onesource ledger [-v] [-json] DIR...                                     hand-written kernel lines
 //	onesource doctor                                                         CPU, devices, toolchains
 //	onesource gguf ls FILE | dump FILE TENSOR -o OUT.f32                     inspect GGUF files
+//	onesource tokenize [-bos] [-special] [-decode] MODEL.gguf TEXT|IDS       a model's tokenizer
 //
 // Each subcommand lives in its own file and registers itself in init.
 package main
