@@ -186,6 +186,10 @@ var opWorkloads = map[string]opWorkload{
 	"rms_norm_rope": {vars: ropeVars, kinds: kindsOf("tokens", "heads", "head_dim", "eps:real", "base:real", "mode:mode"),
 		def:   map[string]float64{"tokens": 64, "heads": 32, "head_dim": 128, "eps": 1e-6, "base": 1e6, "mode": float64(oracle.RopeNeox)},
 		build: activations(rmsNormRopeWorkload)},
+	"argmax": {vars: []string{"n"}, kinds: kindsOf("n", "chunk"),
+		def: map[string]float64{"n": 32000, "chunk": 32000}, build: argWorkload(oracle.ArgMax)},
+	"argmin": {vars: []string{"n"}, kinds: kindsOf("n", "chunk"),
+		def: map[string]float64{"n": 32000, "chunk": 32000}, build: argWorkload(oracle.ArgMin)},
 	"attn_decode": {vars: []string{"n_kv", "heads", "head_dim"}, kinds: kindsOf("n_kv", "heads", "kv_heads", "head_dim", "scale:real"),
 		def:   map[string]float64{"n_kv": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "scale": attnScale},
 		build: activations(attnDecodeWorkload)},
@@ -857,6 +861,45 @@ func swigluWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error
 
 // unaryWorkload is y = f(x) over rows x n values of N(0,1): silu, gelu, or scale (by the shape
 // variable scale).
+// argWorkload is the first pass of argmax or argmin over n logits in chunks of chunk (one
+// workgroup each): at the default, a vocabulary's argmax in one workgroup, what a decode step
+// reads back instead of the logits.
+func argWorkload(op oracle.ArgOp) builder {
+	return func(_ kernels.Cell, sh map[string]float64, s kernels.Schedule) (*Workload, error) {
+		d, n, err := sizes(sh, "n")
+		if err != nil {
+			return nil, err
+		}
+		chunk := int(sh["chunk"])
+		groups := (d[0] + chunk - 1) / chunk
+		if err := groupsOK(groups, fmt.Sprintf("a workgroup per %d values", chunk)); err != nil {
+			return nil, err
+		}
+		x := randF32(rand.New(rand.NewSource(21)), n, 1, 0)
+		return &Workload{
+			Operands: []Operand{
+				{Name: "x", Data: f32le(x)},
+				{Name: "out", Data: make([]byte, 8*groups), Output: true, Elem: "u32"},
+			},
+			TwinParams: []uint32{uint32(n), uint32(chunk), 0},
+			Grid:       func(kernels.Schedule) [3]uint32 { return [3]uint32{uint32(groups), 1, 1} },
+			Want: func() (map[string][]byte, error) {
+				return map[string][]byte{"out": pairLE(op.Chunks(x, chunk, oracle.ArgWidth))}, nil
+			},
+		}, nil
+	}
+}
+
+// pairLE lays out pairs as the argmax cells write them: value bits, index.
+func pairLE(ps []oracle.Pair) []byte {
+	b := make([]byte, 0, 8*len(ps))
+	for _, p := range ps {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(p.Value))
+		b = binary.LittleEndian.AppendUint32(b, p.Index)
+	}
+	return b
+}
+
 func unaryWorkload(op string, seed int64) builder {
 	return func(_ kernels.Cell, sh map[string]float64, s kernels.Schedule) (*Workload, error) {
 		_, total, err := sizes(sh, "rows", "n")

@@ -32,11 +32,13 @@ var defaultShapes = map[string]map[string]float64{
 	"rope_neox":     {"tokens": 64, "heads": 32, "head_dim": 128},
 	"rms_norm_rope": {"tokens": 64, "heads": 32, "head_dim": 128},
 	"attn_decode":   {"n_kv": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128},
+	"argmax":        {"n": 32000, "chunk": 32000},
+	"argmin":        {"n": 32000, "chunk": 32000},
 }
 
 // smallShape is a small shape of op for the tests: rows=2, n=256 (tokens=2, heads=2,
 // head_dim=64 for the rope ops; 4 rows to gather from for get_rows; 300 positions of 2 kv
-// heads for 4 heads of 64 for attn_decode).
+// heads for 4 heads of 64 for attn_decode; 1000 values in chunks of 256 for argmax and argmin).
 func smallShape(op string) map[string]float64 {
 	switch op {
 	case "rope_norm", "rope_neox", "rms_norm_rope":
@@ -45,6 +47,8 @@ func smallShape(op string) map[string]float64 {
 		return map[string]float64{"rows": 2, "n": 256, "src_rows": 4}
 	case "attn_decode":
 		return map[string]float64{"n_kv": 300, "heads": 4, "kv_heads": 2, "head_dim": 64}
+	case "argmax", "argmin":
+		return map[string]float64{"n": 1000, "chunk": 256}
 	}
 	return map[string]float64{"rows": 2, "n": 256}
 }
@@ -150,7 +154,7 @@ var twinCells = []string{
 	"rms_norm/f32", "add_rmsnorm/f32", "softmax/f32", "add/f32", "mul/f32", "swiglu/f32", "silu/f32",
 	"gelu/f32", "scale/f32", "quantize_q8_1/f32", "get_rows/q4_0", "get_rows/f16", "matvec/q4_0",
 	"matvec/f32", "matvec_q8/q4_0", "rope_norm/f32", "rope_neox/f32", "rms_norm_rope/f32",
-	"attn_decode/f32",
+	"attn_decode/f32", "argmax/f32", "argmin/f32",
 }
 
 // TestWorkloadsOnTwin runs every op's workload at a small shape on its twin on the Vulkan

@@ -75,6 +75,9 @@ type Kernel struct {
 	sharedLimit int
 	built       bool
 	created     uint64 // kernelSeq when New made it (see orphan.go)
+	// pairScratch are the shared arrays the index-carrying reductions cross invocations
+	// through (canon_pairs.go), by value type: one pair for every such reduction of the kernel.
+	pairScratch map[Type][2]Array
 }
 
 // New starts a kernel called name (an identifier: it becomes the entry point name) with the

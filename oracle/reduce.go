@@ -57,11 +57,14 @@ const (
 
 // Width returns the canonical width W of op over type t (the weight type for matvec and
 // matvec_q8, F32 for the row ops), and false for an op or type without a canonical reduction.
-// Ops: "rms_norm", "add_rmsnorm", "rms_norm_rope", "softmax", "attn_decode", "matvec", "matvec_q8".
+// Ops: "rms_norm", "add_rmsnorm", "rms_norm_rope", "softmax", "attn_decode", "argmax", "argmin",
+// "matvec", "matvec_q8".
 func Width(op string, t Type) (int, bool) {
 	switch op {
 	case "rms_norm", "add_rmsnorm", "rms_norm_rope", "softmax", "attn_decode":
 		return RowWidth, t == F32
+	case "argmax", "argmin":
+		return ArgWidth, t == F32
 	case "matvec":
 		if _, ok := t.Info(); !ok {
 			return 0, false
@@ -107,9 +110,9 @@ func widthOK(op string, w int) error {
 
 // butterfly combines the W lane values in place with the canonical xor-butterfly and returns the
 // result (every lane ends with the same value).
-func butterfly(v []float32, op func(lo, hi float32) float32) float32 {
+func butterfly[T any](v []T, op func(lo, hi T) T) T {
 	w := len(v)
-	next := make([]float32, w)
+	next := make([]T, w)
 	for s := 1; s < w; s <<= 1 {
 		for l := 0; l < w; l++ {
 			p := l ^ s
@@ -144,8 +147,14 @@ var negZero = float32(math.Copysign(0, -1))
 // xor-butterfly. It is the one definition every reducing op of the oracle uses; a backend that
 // follows it gets the same bits. It panics if W is not a power of two >= 1.
 func Reduce(n, W int, identity float32, term func(i int) float32, op func(a, b float32) float32) float32 {
+	return ReduceOf(n, W, identity, term, op)
+}
+
+// ReduceOf is Reduce over values of any type: the same order, for reductions whose terms are
+// not single floats (the (value, index) pairs of ArgMax and ReducePairs).
+func ReduceOf[T any](n, W int, identity T, term func(i int) T, op func(a, b T) T) T {
 	checkWidth(W)
-	lanes := make([]float32, W)
+	lanes := make([]T, W)
 	for v := range lanes {
 		acc := identity
 		for i := v; i < n; i += W {
