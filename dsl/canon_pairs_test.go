@@ -114,4 +114,3 @@ func TestCanonPairsErrors(t *testing.T) {
 		t.Errorf("a term with an i32 index: %v", err)
 	}
 }
-
