@@ -683,14 +683,6 @@ func groupsOK(g int, what string) error {
 	return nil
 }
 
-// elemGroups is the grid of an element-wise twin over n values at T lanes (kernels' elemGroups):
-// one workgroup per T values, at least one, at most maxGroups (the grid-stride loop does the
-// rest).
-func elemGroups(n, T int) [3]uint32 {
-	g := max(1, min((n+T-1)/T, maxGroups))
-	return [3]uint32{uint32(g), 1, 1}
-}
-
 // normWeights returns n norm weights, 1 + N(0, 0.25^2).
 func normWeights(rng *rand.Rand, n int) []float32 { return randF32(rng, n, 0.25, 1) }
 
@@ -816,7 +808,7 @@ func softmaxWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, erro
 // binaryWorkload is an element-wise op on two N(0,1) tensors of rows*n values, both read
 // element-wise; names are the bindings (two inputs, the output) and params the twin's
 // parameters for rows*n values.
-func binaryWorkload(sh map[string]float64, s kernels.Schedule, seed int64, names [3]string, params func(total int) []uint32, ref func(dst, a, b []float32) error) (*Workload, error) {
+func binaryWorkload(sh map[string]float64, s kernels.Schedule, seed int64, names [3]string, params func(total int) []uint32, grid func(total, T int) [3]uint32, ref func(dst, a, b []float32) error) (*Workload, error) {
 	_, total, err := sizes(sh, "rows", "n")
 	if err != nil {
 		return nil, err
@@ -830,7 +822,7 @@ func binaryWorkload(sh map[string]float64, s kernels.Schedule, seed int64, names
 			{Name: names[2], Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 		},
 		TwinParams: params(total),
-		Grid:       func(s kernels.Schedule) [3]uint32 { return elemGroups(total, s.Lanes) },
+		Grid:       func(s kernels.Schedule) [3]uint32 { return grid(total, s.Lanes) },
 		Want: func() (map[string][]byte, error) {
 			y := make([]float32, total)
 			if err := ref(y, a, b); err != nil {
@@ -841,22 +833,24 @@ func binaryWorkload(sh map[string]float64, s kernels.Schedule, seed int64, names
 	}, nil
 }
 
-// sameShape is the parameters n, nb of add and mul with b as long as a.
+// sameShape is the parameters n, nb of add and mul with b as long as a; sameGrid their grid.
 func sameShape(total int) []uint32 { return []uint32{uint32(total), uint32(total)} }
+
+func sameGrid(total, T int) [3]uint32 { return kernels.BroadcastGroups(total, total, T) }
 
 // addWorkload is the residual add: y = a + b, rows x n values each.
 func addWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
-	return binaryWorkload(sh, s, 2, [3]string{"a", "b", "y"}, sameShape, oracle.AddF32)
+	return binaryWorkload(sh, s, 2, [3]string{"a", "b", "y"}, sameShape, sameGrid, oracle.AddF32)
 }
 
 // mulWorkload is y = a * b, rows x n values each (the FFN's gate times up).
 func mulWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
-	return binaryWorkload(sh, s, 10, [3]string{"a", "b", "y"}, sameShape, oracle.MulF32)
+	return binaryWorkload(sh, s, 10, [3]string{"a", "b", "y"}, sameShape, sameGrid, oracle.MulF32)
 }
 
 // swigluWorkload is y = Silu(x) * g, rows x n values each.
 func swigluWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
-	return binaryWorkload(sh, s, 11, [3]string{"x", "g", "y"}, func(total int) []uint32 { return []uint32{uint32(total)} }, oracle.SwigluF32)
+	return binaryWorkload(sh, s, 11, [3]string{"x", "g", "y"}, func(total int) []uint32 { return []uint32{uint32(total)} }, kernels.ElemGroups, oracle.SwigluF32)
 }
 
 // unaryWorkload is y = f(x) over rows x n values of N(0,1): silu, gelu, or scale (by the shape
@@ -927,7 +921,7 @@ func unaryWorkload(op string, seed int64) builder {
 				{Name: "y", Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 			},
 			TwinParams: params,
-			Grid:       func(s kernels.Schedule) [3]uint32 { return elemGroups(total, s.Lanes) },
+			Grid:       func(s kernels.Schedule) [3]uint32 { return kernels.ElemGroups(total, s.Lanes) },
 			Want: func() (map[string][]byte, error) {
 				y := make([]float32, total)
 				if err := ref(y, x); err != nil {
@@ -1145,7 +1139,7 @@ func ropeWorkload(mode oracle.RopeMode) builder {
 				{Name: "y", Data: make([]byte, 4*total), Output: true, Elem: "f32"},
 			},
 			TwinParams: []uint32{uint32(headDim), uint32(p.NDims), uint32(heads), uint32(rows), math.Float32bits(p.Base)},
-			Grid:       func(s kernels.Schedule) [3]uint32 { return elemGroups(rows*((headDim+1)/2), s.Lanes) },
+			Grid:       func(s kernels.Schedule) [3]uint32 { return kernels.ElemGroups(rows*((headDim+1)/2), s.Lanes) },
 			Want: func() (map[string][]byte, error) {
 				y := make([]float32, total)
 				if err := oracle.RopeF32(y, x, pos, p); err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // maxGroups is the most workgroups a call dispatches along one axis (Vulkan guarantees 65535);
-// the element-wise twins cover the rest with grid-stride loops.
+// the element-wise twins lay more out along y (kernels.ElemGroups).
 const maxGroups = 65535
 
 // operand checks one operand of op: present, of type typ, with want values (0: any).
@@ -47,11 +47,9 @@ func perRow(rows int) func(s kernels.Schedule) [3]uint32 {
 	}
 }
 
-// elementwise is the grid of a grid-stride twin over n items.
+// elementwise is the grid of an element-wise twin over n items (kernels.ElemGroups).
 func elementwise(n int) func(s kernels.Schedule) [3]uint32 {
-	return func(s kernels.Schedule) [3]uint32 {
-		return [3]uint32{uint32(max(1, min((n+s.Lanes-1)/s.Lanes, maxGroups))), 1, 1}
-	}
+	return func(s kernels.Schedule) [3]uint32 { return kernels.ElemGroups(n, s.Lanes) }
 }
 
 func f32bits(x float32) uint32 { return math.Float32bits(x) }
@@ -330,14 +328,17 @@ func (e *Engine) binary(op, an, bn string, y, a, b *Tensor, broadcast bool) erro
 		return err
 	}
 	params := map[string]uint32{"n": uint32(n)}
+	groups := elementwise(n)
 	if broadcast {
 		params["nb"] = uint32(b.Len())
+		nb := b.Len()
+		groups = func(s kernels.Schedule) [3]uint32 { return kernels.BroadcastGroups(n, nb, s.Lanes) }
 	}
 	return e.run(&call{
 		op: op, typ: oracle.F32,
 		operands: map[string]view{an: a.view(), bn: b.view(), "y": y.view()},
 		params:   params,
-		groups:   elementwise(n),
+		groups:   groups,
 		vars:     map[string]float64{"rows": float64(a.Rows()), "n": float64(a.Cols())},
 		bytes:    4 * (2*n + b.Len()),
 	})

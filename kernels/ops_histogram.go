@@ -27,8 +27,8 @@ func init() {
 
 // AtomicKernel builds the histogram. Bindings: 0 key (u32, n: bin index, taken modulo 64),
 // 1 w (f32, n), 2 hist (f32, 64, read-write, zeroed), 3 bits (u32, 3*64, read-write, zeroed:
-// per bin the or, the xor and the complement of the and). Parameters: n (u32). Dispatch (ceil(n/T), 1, 1) or fewer
-// (grid-stride).
+// per bin the or, the xor and the complement of the and). Parameters: n (u32). Dispatch
+// ElemGroups(n, T).
 func AtomicKernel(s Schedule) *dsl.Kernel {
 	k := dsl.New("histogram", s.Lanes)
 	key := k.Buffer("key", dsl.U32, dsl.Read)
@@ -44,7 +44,7 @@ func AtomicKernel(s Schedule) *dsl.Kernel {
 		clear.Store(b, uint32(0xffffffff))
 	})
 	k.Barrier()
-	gridStride(k, n, s.Lanes, func(i dsl.Value) {
+	eachElement(k, n, s.Lanes, func(i dsl.Value) {
 		b := key.Load(i).And(atomicBins - 1)
 		tally.AtomicAdd(b, w.Load(i))
 		bit := k.U32(1).Shl(i.And(31))
@@ -64,7 +64,7 @@ func AtomicKernel(s Schedule) *dsl.Kernel {
 func atomicCases(s Schedule) ([]Case, error) {
 	rng := rand.New(rand.NewSource(117))
 	var out []Case
-	for _, sz := range []struct{ n, groups int }{{1, 0}, {100, 0}, {1000, 0}, {5000, 3}} {
+	for _, sz := range []elemSize{{1, 0}, {100, 0}, {1000, 0}, {5000, 3}} {
 		keys := make([]uint32, sz.n)
 		ws := make([]float32, sz.n)
 		for i := range keys {
@@ -75,12 +75,9 @@ func atomicCases(s Schedule) ([]Case, error) {
 			ws[i] = float32(rng.Intn(33)-16) / 4
 		}
 		want := atomicWant(keys, ws)
-		groups := elemGroups(sz.n, s.Lanes)
-		if sz.groups > 0 {
-			groups[0] = uint32(sz.groups)
-		}
+		groups := sz.grid(s.Lanes)
 		out = append(out, Case{
-			Name:    elemCaseName(fmt.Sprintf("n%d", sz.n), sz.groups),
+			Name:    sz.name(fmt.Sprintf("n%d", sz.n)),
 			Buffers: [][]byte{u32Bytes(keys), f32Bytes(ws), f32Bytes(make([]float32, atomicBins)), u32Bytes(make([]uint32, 3*atomicBins))},
 			Params:  []uint32{uint32(sz.n)},
 			Groups:  groups,

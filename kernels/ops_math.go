@@ -77,7 +77,7 @@ var mathDSL = map[string]func(x, y, z dsl.Value) dsl.Value{
 
 // MathKernel builds the math cell: out[j*n + i] = oracle.MathOps[j] of x[i], y[i], z[i].
 // Bindings: 0 x, 1 y, 2 z (f32, n), 3 out (f32, len(oracle.MathOps)*n). Parameters: n (u32).
-// Dispatch (ceil(n/T), 1, 1) or fewer (grid-stride).
+// Dispatch ElemGroups(n, T).
 func MathKernel(s Schedule) *dsl.Kernel {
 	k := dsl.New("math", s.Lanes)
 	x := k.Buffer("x", dsl.F32, dsl.Read)
@@ -85,7 +85,7 @@ func MathKernel(s Schedule) *dsl.Kernel {
 	z := k.Buffer("z", dsl.F32, dsl.Read)
 	out := k.Buffer("out", dsl.F32, dsl.Write)
 	n := k.Param("n", dsl.U32)
-	gridStride(k, n, s.Lanes, func(i dsl.Value) {
+	eachElement(k, n, s.Lanes, func(i dsl.Value) {
 		xv, yv, zv := x.Load(i), y.Load(i), z.Load(i)
 		for j, op := range oracle.MathOps {
 			out.Store(n.Mul(uint32(j)).Add(i), mathDSL[op.Name](xv, yv, zv).Named("r_"+op.Name))
@@ -178,12 +178,9 @@ func mathCases(s Schedule) ([]Case, error) {
 		if err := oracle.MathF32(want, x, y, z); err != nil {
 			return nil, err
 		}
-		groups := elemGroups(sz.n, s.Lanes)
-		if sz.groups > 0 {
-			groups[0] = uint32(sz.groups)
-		}
+		groups := sz.grid(s.Lanes)
 		out = append(out, Case{
-			Name:    elemCaseName(fmt.Sprintf("n%d", sz.n), sz.groups),
+			Name:    sz.name(fmt.Sprintf("n%d", sz.n)),
 			Buffers: [][]byte{f32Bytes(x), f32Bytes(y), f32Bytes(z), make([]byte, 4*nf*sz.n)},
 			Params:  []uint32{uint32(sz.n)},
 			Groups:  groups,
@@ -239,7 +236,7 @@ const nativeY = 4
 // MathNativeKernel builds the math_native cell: out_f[i] = the device's own f of x[j*n + i]
 // (and y[i] for pow), f the j-th of nativeSpecs. Bindings: 0 x (f32, len(nativeSpecs)*n), 1 y
 // (f32, n), then one output per function (f32, n) named out_<function>. Parameters: n (u32).
-// Dispatch (ceil(n/T), 1, 1) or fewer (grid-stride).
+// Dispatch ElemGroups(n, T).
 func MathNativeKernel(s Schedule) *dsl.Kernel {
 	k := dsl.New("math_native", s.Lanes)
 	x := k.Buffer("x", dsl.F32, dsl.Read)
@@ -249,7 +246,7 @@ func MathNativeKernel(s Schedule) *dsl.Kernel {
 		outs[j] = k.Buffer("out_"+sp.f.String(), dsl.F32, dsl.Write)
 	}
 	n := k.Param("n", dsl.U32)
-	gridStride(k, n, s.Lanes, func(i dsl.Value) {
+	eachElement(k, n, s.Lanes, func(i dsl.Value) {
 		yv := y.Load(i)
 		for j, sp := range nativeSpecs {
 			xv := x.Load(n.Mul(uint32(j)).Add(i))
@@ -300,12 +297,9 @@ func mathNativeCases(s Schedule) ([]Case, error) {
 		x, y := nativeInputs(rng, n)
 		bufs := [][]byte{f32Bytes(x), f32Bytes(y)}
 		c := Case{
-			Name:   elemCaseName(fmt.Sprintf("n%d", n), sz.groups),
+			Name:   sz.name(fmt.Sprintf("n%d", n)),
 			Params: []uint32{uint32(n)},
-			Groups: elemGroups(n, s.Lanes),
-		}
-		if sz.groups > 0 {
-			c.Groups[0] = uint32(sz.groups)
+			Groups: sz.grid(s.Lanes),
 		}
 		for j, sp := range nativeSpecs {
 			want := make([]float32, n)

@@ -50,11 +50,11 @@ func ropeUnit(k *dsl.Kernel, u, half, headDim, neox, c, posF dsl.Value, load fun
 }
 
 // Rope builds rope in mode (oracle.RopeNormal or oracle.RopeNeox) with s.Lanes invocations per
-// workgroup, one invocation per unit of two values, grid-stride over any dispatch.
+// workgroup, one invocation per unit of two values (eachElement).
 //
 // Bindings: 0 x (f32, rows*headDim), 1 pos (i32, tokens), 2 y (f32, rows*headDim). Parameters:
 // head_dim (u32), n_dims (u32, even, <= head_dim), heads (u32, heads per token), rows (u32,
-// tokens*heads), base (f32). Dispatch (ceil(rows*ceil(head_dim/2) / T), 1, 1) or fewer.
+// tokens*heads), base (f32). Dispatch ElemGroups(rows*ceil(head_dim/2), T).
 // y = oracle.RopeF32(x, pos, {head_dim, n_dims, base, mode}).
 func Rope(s Schedule, mode oracle.RopeMode) *dsl.Kernel {
 	T := s.Lanes
@@ -75,7 +75,7 @@ func Rope(s Schedule, mode oracle.RopeMode) *dsl.Kernel {
 	half := nDims.Shr(1).Named("half")
 	c := ropeFreqC(k, base, nDims)
 	neox := k.Const(dsl.Bool, mode == oracle.RopeNeox)
-	gridStride(k, rows.Mul(units), T, func(g dsl.Value) {
+	eachElement(k, rows.Mul(units), T, func(g dsl.Value) {
 		row := g.Div(units)
 		u := g.Sub(row.Mul(units))
 		posF := pos.Load(row.Div(heads)).F32()
@@ -182,7 +182,7 @@ func ropeCases(s Schedule, mode oracle.RopeMode) ([]Case, error) {
 			Name:    fmt.Sprintf("%s_%dx%dx%d", sh.name, len(sh.pos), sh.heads, sh.p.HeadDim),
 			Buffers: [][]byte{f32Bytes(x), i32Bytes(sh.pos), make([]byte, 4*len(x))},
 			Params:  []uint32{uint32(sh.p.HeadDim), uint32(sh.p.NDims), uint32(sh.heads), uint32(rows), fbits(sh.p.Base)},
-			Groups:  elemGroups(units, s.Lanes),
+			Groups:  ElemGroups(units, s.Lanes),
 			Outputs: []int{2},
 			Want:    [][]byte{f32Bytes(want)},
 			Elem:    []string{"f32"},

@@ -11,7 +11,7 @@ import (
 )
 
 // types: the value types beyond f32, i32, u32 and f16, one element per invocation
-// (grid-stride): bf16 conversions (ties, NaN, Inf, subnormals, integers that a plain int -> f32
+// (eachElement): bf16 conversions (ties, NaN, Inf, subnormals, integers that a plain int -> f32
 // conversion would round twice), bf16 arithmetic, bf16 buffers, shared arrays and variables;
 // i8, u8, i16 and u16 wrapping arithmetic, conversions, bitcasts, narrow buffers written without
 // widening, and variables; and the vec4 horizontal ops (Dot, LaneSum, LaneMax,
@@ -64,7 +64,7 @@ func cmpWord(k *dsl.Kernel, s, t dsl.Value) dsl.Value {
 // Bindings: 0 x (f32, n), 1 ab (bf16, 2n: a, b per element), 2 pq (i32, 2n: p, q), 3 vw
 // (vec4 of f32, 2n: v, w), then the outputs 4 ybf (bf16, 8n), 5 yf (f32, 22n), 6 yw (u32, 16n),
 // 7 y8 (i8, 20n), 8 yu8 (u8, 20n), 9 y16 (i16, 20n), 10 yu16 (u16, 20n). Parameters: n (u32).
-// Dispatch (ceil(n/T), 1, 1) or fewer (grid-stride).
+// Dispatch ElemGroups(n, T).
 func TypesKernel(s Schedule) *dsl.Kernel {
 	T := s.Lanes
 	k := dsl.New("types", T)
@@ -88,7 +88,7 @@ func TypesKernel(s Schedule) *dsl.Kernel {
 			y.Store(base.Add(uint32(j)), v)
 		}
 	}
-	gridStride(k, n, T, func(i dsl.Value) {
+	eachElement(k, n, T, func(i dsl.Value) {
 		i2 := i.Mul(2)
 		xi := x.Load(i)
 		a, b := ab.Load(i2), ab.Load(i2.Add(1))
@@ -267,10 +267,7 @@ func typesCases(s Schedule) ([]Case, error) {
 		if err != nil {
 			return nil, err
 		}
-		groups := elemGroups(sz.n, s.Lanes)
-		if sz.groups > 0 {
-			groups[0] = uint32(sz.groups)
-		}
+		groups := sz.grid(s.Lanes)
 		outs := [][]byte{typesU16Bytes(want.BF16), f32Bytes(want.F32), typesU32Bytes(want.Word),
 			typesNarrowBytes(want.I8), typesNarrowBytes(want.U8), typesNarrowBytes(want.I16), typesNarrowBytes(want.U16)}
 		bufs := [][]byte{f32Bytes(x), typesU16Bytes(ab), i32Bytes(pq), typesVec4Bytes(vw)}
@@ -278,7 +275,7 @@ func typesCases(s Schedule) ([]Case, error) {
 			bufs = append(bufs, make([]byte, len(o)))
 		}
 		out = append(out, Case{
-			Name:    elemCaseName(fmt.Sprintf("n%d", sz.n), sz.groups),
+			Name:    sz.name(fmt.Sprintf("n%d", sz.n)),
 			Buffers: bufs,
 			Params:  []uint32{uint32(sz.n)},
 			Groups:  groups,

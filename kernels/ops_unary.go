@@ -9,17 +9,17 @@ import (
 )
 
 // The element-wise ops on one f32 tensor: silu, gelu (ggml's tanh form) and scale. Each kernel
-// is one grid-stride loop (adjacent invocations take adjacent elements) over y[i] = f(x[i]) with
+// is one element per invocation (eachElement: adjacent invocations take adjacent elements) over y[i] = f(x[i]) with
 // the portable math of math.go; no reduction, so the bits do not depend on the schedule.
 
 func init() {
-	Register(Cell{Op: "silu", Type: oracle.F32, Build: SiluKernel, Cases: func(s Schedule) ([]Case, error) {
+	Register(Cell{Op: "silu", Type: oracle.F32, DefaultSubgroups: elementSubgroups, Build: SiluKernel, Cases: func(s Schedule) ([]Case, error) {
 		return unaryCases(s, 106, 0, func(dst, x []float32, _ float32) error { return oracle.SiluF32(dst, x) })
 	}})
-	Register(Cell{Op: "gelu", Type: oracle.F32, Build: GeluKernel, Cases: func(s Schedule) ([]Case, error) {
+	Register(Cell{Op: "gelu", Type: oracle.F32, DefaultSubgroups: elementSubgroups, Build: GeluKernel, Cases: func(s Schedule) ([]Case, error) {
 		return unaryCases(s, 107, 0, func(dst, x []float32, _ float32) error { return oracle.GeluF32(dst, x) })
 	}})
-	Register(Cell{Op: "scale", Type: oracle.F32, Build: ScaleKernel, Cases: func(s Schedule) ([]Case, error) {
+	Register(Cell{Op: "scale", Type: oracle.F32, DefaultSubgroups: elementSubgroups, Build: ScaleKernel, Cases: func(s Schedule) ([]Case, error) {
 		return unaryCases(s, 108, 1, oracle.ScaleF32)
 	}})
 }
@@ -35,51 +35,58 @@ func unaryKernel(name string, s Schedule, params func(k *dsl.Kernel) []dsl.Value
 	if params != nil {
 		ps = params(k)
 	}
-	gridStride(k, n, s.Lanes, func(i dsl.Value) { y.Store(i, f(k, x.Load(i), ps)) })
+	eachElement(k, n, s.Lanes, func(i dsl.Value) { y.Store(i, f(k, x.Load(i), ps)) })
 	return k
 }
 
 // SiluKernel builds silu: y = x / (1 + Exp(-x)) (oracle.SiluF32). Bindings: 0 x, 1 y (f32, n).
-// Parameters: n (u32). Dispatch (ceil(n/T), 1, 1) or fewer (grid-stride).
+// Parameters: n (u32). Dispatch ElemGroups(n, T).
 func SiluKernel(s Schedule) *dsl.Kernel {
 	return unaryKernel("silu", s, nil, func(k *dsl.Kernel, x dsl.Value, _ []dsl.Value) dsl.Value { return Silu(k, x) })
 }
 
 // GeluKernel builds gelu in ggml's tanh form (oracle.GeluF32). Bindings: 0 x, 1 y (f32, n).
-// Parameters: n (u32). Dispatch (ceil(n/T), 1, 1) or fewer (grid-stride).
+// Parameters: n (u32). Dispatch ElemGroups(n, T).
 func GeluKernel(s Schedule) *dsl.Kernel {
 	return unaryKernel("gelu", s, nil, func(k *dsl.Kernel, x dsl.Value, _ []dsl.Value) dsl.Value { return Gelu(k, x) })
 }
 
 // ScaleKernel builds scale: y = x * s (oracle.ScaleF32). Bindings: 0 x, 1 y (f32, n). Parameters:
-// n (u32), s (f32). Dispatch (ceil(n/T), 1, 1) or fewer (grid-stride).
+// n (u32), s (f32). Dispatch ElemGroups(n, T).
 func ScaleKernel(s Schedule) *dsl.Kernel {
 	return unaryKernel("scale", s,
 		func(k *dsl.Kernel) []dsl.Value { return []dsl.Value{k.Param("s", dsl.F32)} },
 		func(k *dsl.Kernel, x dsl.Value, p []dsl.Value) dsl.Value { return x.Mul(p[0]) })
 }
 
-// elemSizes are the lengths the element-wise cases use, the same at every schedule: 1, lengths
-// that are and are not multiples of every lane count up to 256, and one dispatched with fewer
-// workgroups than it needs (the grid-stride loop then gives each invocation several elements).
-func elemSizes() []struct {
-	n      int
-	groups int // 0: elemGroups
-} {
-	return []struct {
-		n      int
-		groups int
-	}{{1, 0}, {5, 0}, {255, 0}, {256, 0}, {775, 0}, {1000, 0}, {2563, 2}}
+// elemSize is the length of an element-wise case and the layout of its grid: rows > 0 dispatches
+// it in that many rows of workgroups along y (ElemGroups does so only past 65535 workgroups, more
+// than a case holds), so every case set covers the y part of eachElement's index too.
+type elemSize struct{ n, rows int }
+
+// grid is the case's dispatch at T lanes.
+func (sz elemSize) grid(T int) [3]uint32 {
+	if sz.rows == 0 {
+		return ElemGroups(sz.n, T)
+	}
+	g := max(1, (sz.n+T-1)/T)
+	x := (g + sz.rows - 1) / sz.rows
+	return [3]uint32{uint32(x), uint32(sz.rows), 1}
 }
 
-// elemCaseName names an element-wise case: its sizes, and the fixed workgroup count when the
-// case dispatches fewer workgroups than the elements need (the name is the same at every
-// schedule).
-func elemCaseName(sizes string, groups int) string {
-	if groups > 0 {
-		return fmt.Sprintf("%s_g%d", sizes, groups)
+// name names the case: its sizes, and the rows of its grid when it has them.
+func (sz elemSize) name(sizes string) string {
+	if sz.rows > 0 {
+		return fmt.Sprintf("%s_y%d", sizes, sz.rows)
 	}
 	return sizes
+}
+
+// elemSizes are the lengths the element-wise cases use, the same at every schedule: 1, lengths
+// that are and are not multiples of every lane count up to 256, and one laid out in three rows of
+// workgroups.
+func elemSizes() []elemSize {
+	return []elemSize{{1, 0}, {5, 0}, {255, 0}, {256, 0}, {775, 0}, {1000, 0}, {2563, 3}}
 }
 
 // elemValues returns n inputs: the special values first (±0, ±Inf, NaN, the subnormal extremes,
@@ -123,12 +130,9 @@ func unaryCases(s Schedule, seed int64, scalars int, ref func(dst, x []float32, 
 		if err := ref(want, x, sc); err != nil {
 			return nil, err
 		}
-		groups := elemGroups(sz.n, s.Lanes)
-		if sz.groups > 0 {
-			groups[0] = uint32(sz.groups)
-		}
+		groups := sz.grid(s.Lanes)
 		out = append(out, Case{
-			Name:    elemCaseName(fmt.Sprintf("n%d", sz.n), sz.groups),
+			Name:    sz.name(fmt.Sprintf("n%d", sz.n)),
 			Buffers: [][]byte{f32Bytes(x), make([]byte, 4*sz.n)},
 			Params:  params,
 			Groups:  groups,
