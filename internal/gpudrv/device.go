@@ -38,14 +38,14 @@ type Device struct {
 
 // Open makes a Device of drv: it makes the device current on a locked OS thread, creates the
 // stream and the two events. On failure it frees what it made, calls drv.Release and returns the
-// driver's error (the caller names the device).
+// driver's error, naming the device: "cuda: Open: device 0 (NVIDIA H200): ...".
 func Open(drv Driver, cfg Config) (*Device, error) {
 	d := &Device{drv: drv, cfg: cfg, buffers: map[*Buffer]struct{}{}, kernels: map[*Kernel]struct{}{}}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := d.open(); err != nil {
 		d.destroy()
-		return nil, err
+		return nil, fmt.Errorf("%s: Open: device %d (%s): %w", cfg.Backend, cfg.Index, cfg.Name, err)
 	}
 	return d, nil
 }
