@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/onesource-go/onesource/backends/cfamily/host"
 	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
@@ -86,6 +87,22 @@ func Open(index int) (*Device, error) {
 	return open(drv, info, l, func(src, name string, options []string) (Image, error) {
 		return CompileNVRTC(src, name, sm, options...)
 	})
+}
+
+// OpenEmulated opens the emulated CUDA device: the shared device over host execution of the CUDA
+// text on the CPU (package backends/cfamily/host, level H: slow, exact, never reported as X).
+// Its buffers, kernels, launch checks, streams and counters are those of a GPU's Device; Compile
+// builds the text with the host C++ compiler (cached by content hash) instead of NVRTC, and
+// warpSize is 32. It needs a C++ compiler, not a GPU: without one the error wraps
+// ErrUnavailable.
+func OpenEmulated() (*Device, error) {
+	opts := host.Options{SubgroupSize: 32}
+	drv, err := host.NewDriver(host.CUDA, opts)
+	if err != nil {
+		return nil, gpudrv.Unavailable("cuda", "emulated device: %v", err)
+	}
+	info := DeviceInfo{Properties: drv.Properties(), Arch: "host"}
+	return open(drv, info, nil, host.EmulatedCompile(host.CUDA, opts))
 }
 
 // Device is an open CUDA device: its primary context, one stream that every launch goes to, and

@@ -26,10 +26,12 @@
 // compiles (Compile, CompileHIPRTC) or loads (Load) a Kernel, allocates Buffers, and launches
 // synchronously (Launch), in a timed loop (Bench), or as a Stream of launches on Views (a
 // buffer's address plus an offset) enqueued back to back on one HIP stream and waited for once;
-// Stats counts submissions, waits, launches and host copies. The device half (Buffer, View,
-// Stats, the launch checks, Launch, Bench, Stream) is shared with package cuda through
-// internal/gpudrv; this package supplies the runtime calls, DeviceInfo and HIPRTC. An error
-// that says the runtime cannot be used here wraps ErrUnavailable.
+// Stats counts submissions, waits, launches and host copies. The Device is the one driver of
+// internal/gpudrv, shared with package cuda; this package supplies the HIP spellings of its
+// calls, the hipError_t names, the attribute numbers, gcnArchName, DeviceInfo and HIPRTC's target
+// checks. OpenEmulated opens the same Device over host emulation of the text (package
+// backends/cfamily/host, level H), for machines without a GPU. An error that says the runtime
+// cannot be used here wraps ErrUnavailable.
 package hip
 
 import (

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/onesource-go/onesource/backends/cfamily/host"
 	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
@@ -178,3 +179,18 @@ const ViewAlignment = gpudrv.ViewAlignment
 // Stats counts what a device did since it was opened: submissions, waits, launches, host
 // copies.
 type Stats = gpudrv.Stats
+
+// OpenEmulated opens the emulated HIP device: the shared device over host execution of the HIP
+// text on the CPU (package backends/cfamily/host, level H: slow, exact, never reported as X).
+// Its buffers, kernels, launch checks, streams and counters are those of a GPU's Device; Compile
+// builds the text with the host C++ compiler (cached by content hash) instead of HIPRTC, and the
+// wavefront is 64 lanes wide, as on CDNA (gfx90a, the target conformance emits for). It needs a
+// C++ compiler, not a GPU: without one the error wraps ErrUnavailable.
+func OpenEmulated() (*Device, error) {
+	opts := host.Options{SubgroupSize: 64}
+	drv, err := host.NewDriver(host.HIP, opts)
+	if err != nil {
+		return nil, gpudrv.Unavailable("hip", "emulated device: %v", err)
+	}
+	return open(drv, DeviceInfo{Properties: drv.Properties(), Arch: "host"}, nil, host.EmulatedCompile(host.HIP, opts))
+}
