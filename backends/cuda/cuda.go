@@ -87,14 +87,23 @@ var cudaNative = [ir.NativeCount]string{
 // Emit lowers k for CUDA (Caps) and prints it. Errors name the Go source position of the
 // offending instruction or resource.
 func Emit(k *ir.Kernel) (string, error) {
+	src, _, err := EmitLowered(k)
+	return src, err
+}
+
+// EmitLowered is Emit that also returns the lowered kernel the text prints: its buffers are the
+// text's pointer arguments, its parameters the scalars after them, then one element count per
+// buffer of LenRefs.
+func EmitLowered(k *ir.Kernel) (string, *ir.Kernel, error) {
 	if k == nil {
-		return "", fmt.Errorf("cuda: Emit: nil kernel")
+		return "", nil, fmt.Errorf("cuda: Emit: nil kernel")
 	}
 	low, err := lower.Run(k, Caps)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return cfamily.Print(low, Dialect)
+	src, err := cfamily.Print(low, Dialect)
+	return src, low, err
 }
 
 // bareDecls are the declarations clang without the CUDA headers needs, per name the printer

@@ -86,7 +86,7 @@ func Open(index int) (*Device, error) {
 	sm := info.ComputeMajor*10 + info.ComputeMinor
 	return open(drv, info, l, func(src, name string, options []string) (Image, error) {
 		return CompileNVRTC(src, name, sm, options...)
-	})
+	}, "")
 }
 
 // OpenEmulated opens the emulated CUDA device: the shared device over host execution of the CUDA
@@ -102,7 +102,7 @@ func OpenEmulated() (*Device, error) {
 		return nil, gpudrv.Unavailable("cuda", "emulated device: %v", err)
 	}
 	info := DeviceInfo{Properties: drv.Properties(), Arch: "host"}
-	return open(drv, info, nil, host.EmulatedCompile(host.CUDA, opts))
+	return open(drv, info, nil, host.EmulatedCompile(host.CUDA, opts), drv.Identity())
 }
 
 // Device is an open CUDA device: its primary context, one stream that every launch goes to, and
@@ -118,11 +118,17 @@ type Device struct {
 }
 
 // open opens the shared device over drv for the device info describes, compiling with compile
-// (NVRTC, or the emulation's host compiler).
-func open(drv gpudrv.Driver, info DeviceInfo, l *cuDriver, compile func(src, name string, options []string) (Image, error)) (*Device, error) {
+// (NVRTC, or the emulation's host compiler). emulated names an emulated device's driver (""
+// for a GPU, whose driver is the CUDA version and architecture).
+func open(drv gpudrv.Driver, info DeviceInfo, l *cuDriver, compile func(src, name string, options []string) (Image, error), emulated string) (*Device, error) {
+	driver := emulated
+	if l != nil {
+		driver = fmt.Sprintf("CUDA driver %d, %s", l.version, info.Arch)
+	}
 	d, err := gpudrv.Open(drv, gpudrv.Config{
 		Backend: "cuda", Index: info.Index, Name: info.Name, MaxThreadsPerBlock: info.MaxThreadsPerBlock,
 		MaxBlock: info.MaxBlock, MaxGrid: info.MaxGrid, Sticky: cuStickyResults, Compile: compile, SourceExt: ".cu",
+		Driver: driver, Emulated: emulated != "",
 	})
 	if err != nil {
 		return nil, err

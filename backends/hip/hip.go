@@ -134,18 +134,27 @@ var hipNative = [ir.NativeCount]string{
 
 // Emit lowers k for the gfx target arch (Generic for any AMD GPU) and prints it.
 func Emit(k *ir.Kernel, arch string) (string, error) {
+	src, _, err := EmitLowered(k, arch)
+	return src, err
+}
+
+// EmitLowered is Emit that also returns the lowered kernel the text prints: its buffers are the
+// text's pointer arguments, its parameters the scalars after them, then one element count per
+// buffer of LenRefs.
+func EmitLowered(k *ir.Kernel, arch string) (string, *ir.Kernel, error) {
 	if k == nil {
-		return "", fmt.Errorf("hip: Emit: nil kernel")
+		return "", nil, fmt.Errorf("hip: Emit: nil kernel")
 	}
 	d, err := DialectFor(arch)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	low, err := lower.Run(k, d.Caps)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return cfamily.Print(low, d)
+	src, err := cfamily.Print(low, d)
+	return src, low, err
 }
 
 // divF16 divides in f32 and rounds to f16 (bit for bit the correctly rounded f16 quotient).

@@ -148,13 +148,15 @@ func Open(index int) (*Device, error) {
 		}
 		return CompileHIPRTC(src, name, info.Arch, options...)
 	}
-	return open(&gpudrv.LibraryDriver{Lib: l.Library, Handle: uintptr(index)}, info, l, compile)
+	cfg := gpudrv.Config{Compile: compile, Driver: fmt.Sprintf("HIP runtime %d, %s", l.runtimeVersion, info.Arch)}
+	return open(&gpudrv.LibraryDriver{Lib: l.Library, Handle: uintptr(index)}, info, l, cfg)
 }
 
-// open opens the shared device over drv for the device info describes, compiling with compile
-// (HIPRTC, or the emulation's host compiler).
-func open(drv gpudrv.Driver, info DeviceInfo, l *hipLib, compile func(src, name string, options []string) (CodeObject, error)) (*Device, error) {
-	cfg := gpudrv.Config{Backend: "hip", Index: info.Index, Name: info.Name, Sticky: hipStickyErrors, Compile: compile, SourceExt: ".hip"}
+// open opens the shared device over drv for the device info describes, with cfg's compiler
+// (HIPRTC, or the emulation's host compiler) and driver identity; the rest of cfg comes from
+// info.
+func open(drv gpudrv.Driver, info DeviceInfo, l *hipLib, cfg gpudrv.Config) (*Device, error) {
+	cfg.Backend, cfg.Index, cfg.Name, cfg.Sticky, cfg.SourceExt = "hip", info.Index, info.Name, hipStickyErrors, ".hip"
 	cfg.MaxThreadsPerBlock, cfg.MaxBlock, cfg.MaxGrid = info.MaxThreadsPerBlock, info.MaxBlock, info.MaxGrid
 	d, err := gpudrv.Open(drv, cfg)
 	if err != nil {
@@ -192,5 +194,6 @@ func OpenEmulated() (*Device, error) {
 	if err != nil {
 		return nil, gpudrv.Unavailable("hip", "emulated device: %v", err)
 	}
-	return open(drv, DeviceInfo{Properties: drv.Properties(), Arch: "host"}, nil, host.EmulatedCompile(host.HIP, opts))
+	cfg := gpudrv.Config{Compile: host.EmulatedCompile(host.HIP, opts), Driver: drv.Identity(), Emulated: true}
+	return open(drv, DeviceInfo{Properties: drv.Properties(), Arch: "host"}, nil, cfg)
 }

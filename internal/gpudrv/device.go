@@ -105,6 +105,16 @@ func (d *Device) destroy() {
 	drv.Release()
 }
 
+// Identity names the device and its driver as registry evidence and the tuning cache key them
+// (package engine and package prebuilt both use it): Config.Name and Config.Driver.
+func (d *Device) Identity() (device, driver string) { return d.cfg.Name, d.cfg.Driver }
+
+// Emulated reports whether the device is an emulated one (level H, not X).
+func (d *Device) Emulated() bool { return d.cfg.Emulated }
+
+// Backend is the backend the device belongs to ("cuda", "hip").
+func (d *Device) Backend() string { return d.cfg.Backend }
+
 // Stats returns the device's counters.
 func (d *Device) Stats() Stats {
 	d.mu.Lock()

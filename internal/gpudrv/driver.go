@@ -104,6 +104,11 @@ type Config struct {
 	Compile func(src, name string, options []string) (Image, error)
 	// SourceExt is the extension Device.Compile names a source with (".cu", ".hip").
 	SourceExt string
+	// Driver names the driver as registry evidence does ("CUDA driver 13000, sm_90"; the
+	// emulation and its compiler on an emulated device); Emulated marks an emulated device (its
+	// results are level H, never X).
+	Driver   string
+	Emulated bool
 }
 
 // ResultError is a driver or runtime-compiler call that returned something other than success.

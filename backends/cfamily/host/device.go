@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -197,6 +198,13 @@ func (d *Driver) Properties() gpudrv.Properties {
 		WarpSize: sg, MaxThreadsPerBlock: 1024, MaxBlock: [3]uint32{1024, 1024, 64},
 		MaxGrid: [3]uint32{math.MaxInt32, 65535, 65535}, SharedMemoryPerBlock: 48 << 10,
 	}
+}
+
+// Identity names what runs the kernels, for registry evidence: the emulation's protocol version
+// and the host compiler (another compiler or emulation is another driver).
+func (d *Driver) Identity() string {
+	cxx, _ := compiler(d.opts)
+	return fmt.Sprintf("onesource host emulation (H) %s, %s, warp %d", formatVersion, filepath.Base(cxx), d.Properties().WarpSize)
 }
 
 func (d *Driver) handle() uintptr { d.handles++; return d.handles }
