@@ -62,26 +62,14 @@ func openGPU(opts Options) (device, error) {
 	var arch, kind string
 	switch opts.Backend {
 	case CUDA:
-		var d *cuda.Device
-		var err error
-		if opts.Emulated {
-			d, err = cuda.OpenEmulated()
-		} else if err = cuda.Available(); err == nil {
-			d, err = cuda.Open(opts.DeviceIndex)
-		}
+		d, err := gpudrv.OpenDevice(opts.Emulated, opts.DeviceIndex, cuda.OpenEmulated, cuda.Available, cuda.Open)
 		if err != nil {
 			return nil, err
 		}
 		g.dev, info, arch, kind, g.caps = d.Device, d.Info().Properties, d.Info().Arch, "CUDA", cuda.Caps.SubgroupSize
 		g.emit = cuda.EmitLowered
 	case HIP:
-		var d *hip.Device
-		var err error
-		if opts.Emulated {
-			d, err = hip.OpenEmulated()
-		} else if err = hip.Available(); err == nil {
-			d, err = hip.Open(opts.DeviceIndex)
-		}
+		d, err := gpudrv.OpenDevice(opts.Emulated, opts.DeviceIndex, hip.OpenEmulated, hip.Available, hip.Open)
 		if err != nil {
 			return nil, err
 		}
@@ -244,24 +232,8 @@ func (g *gpuDevice) copyBandwidth() (float64, error) {
 		return 0, err
 	}
 	defer k.Release()
-	src, err := g.dev.NewBuffer(size)
-	if err != nil {
-		return 0, err
-	}
-	defer src.Release()
-	dst, err := g.dev.NewBuffer(size)
-	if err != nil {
-		return 0, err
-	}
-	defer dst.Release()
-	var ns []float64
-	for i := 0; i < 5; i++ {
-		r, err := g.dev.Bench(k, []*gpudrv.Buffer{dst, src}, []uint32{uint32(size / 4)}, [3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 1, 10)
-		if err != nil {
-			return 0, err
-		}
-		ns = append(ns, float64(max(r.PerDispatch.Nanoseconds(), 1)))
-	}
-	slices.Sort(ns)
-	return 2 * float64(size) / ns[len(ns)/2], nil
+	return medianCopyBandwidth(size, g.newBuffer, func(src, dst buffer) (time.Duration, error) {
+		r, err := g.dev.Bench(k, []*gpudrv.Buffer{dst.(*gpudrv.Buffer), src.(*gpudrv.Buffer)}, []uint32{uint32(size / 4)}, [3]uint32{1024, 1, 1}, [3]uint32{256, 1, 1}, 1, 10)
+		return r.PerDispatch, err
+	})
 }

@@ -225,13 +225,7 @@ type cfamilyDevice struct {
 }
 
 func openCUDA(opts Options) (device, error) {
-	var d *cuda.Device
-	var err error
-	if opts.Emulated {
-		d, err = cuda.OpenEmulated()
-	} else if err = cuda.Available(); err == nil {
-		d, err = cuda.Open(0)
-	}
+	d, err := gpudrv.OpenDevice(opts.Emulated, 0, cuda.OpenEmulated, cuda.Available, cuda.Open)
 	if err != nil {
 		return nil, err
 	}
@@ -239,13 +233,7 @@ func openCUDA(opts Options) (device, error) {
 }
 
 func openHIP(opts Options) (device, error) {
-	var d *hip.Device
-	var err error
-	if opts.Emulated {
-		d, err = hip.OpenEmulated()
-	} else if err = hip.Available(); err == nil {
-		d, err = hip.Open(0)
-	}
+	d, err := gpudrv.OpenDevice(opts.Emulated, 0, hip.OpenEmulated, hip.Available, hip.Open)
 	if err != nil {
 		return nil, err
 	}

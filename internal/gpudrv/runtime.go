@@ -112,3 +112,17 @@ func LoadBoth[D, C Loaded](drv *Runtime[D], rtc *Runtime[C]) (d D, c C, symbols 
 	}
 	return d, c, symbols, cerr, nil
 }
+
+// OpenDevice opens a backend's device the way its callers choose it (package engine, package
+// prebuilt): with emulated, the emulated device (openEmulated); otherwise, once available says
+// the runtime can be used, device index (open).
+func OpenDevice[D any](emulated bool, index int, openEmulated func() (D, error), available func() error, open func(int) (D, error)) (D, error) {
+	if emulated {
+		return openEmulated()
+	}
+	if err := available(); err != nil {
+		var zero D
+		return zero, err
+	}
+	return open(index)
+}

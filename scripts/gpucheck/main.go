@@ -336,13 +336,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	nvcc := fs.String("nvcc", "", "nvcc's version")
 	goVersion := fs.String("go", "", "the Go version")
 	stepsPath := fs.String("steps", "", "the script's steps file (NAME RC SECONDS per line)")
-	conformPath := fs.String("conform", "", "onesource conform -json output to summarize")
+	conformPath := fs.String("conform", "", "onesource conform -json outputs to summarize, comma-separated")
 	tuningPath := fs.String("tuning", "", "onesource tune's cache file to include")
 	benchPath := fs.String("bench", "", "onesource bench -json output to include")
+	listOps := fs.Bool("ops", false, "print the ops of the conformance suite's cells, one a line (the script runs conform per op)")
+	opFilter := fs.String("op", "", "with -ops: only these ops (comma-separated)")
+	typeFilter := fs.String("type", "", "with -ops: only ops with cells of these types (comma-separated)")
 	llama := llamaFlag{}
 	fs.Var(llama, "llama", "NAME=FILE: a backend's examples/llama output (its logits in FILE with .f32 for .txt); repeatable")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *listOps {
+		for _, op := range suiteOps(*opFilter, *typeFilter) {
+			fmt.Fprintln(stdout, op)
+		}
+		return 0
 	}
 	var inputs []io.Reader
 	for _, name := range fs.Args() {

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/onesource-go/onesource/conformance"
 )
 
 // The GPU day's steps beyond the tests: onesource conform, tune and bench, and the synthetic
@@ -45,18 +47,50 @@ type ConformBackend struct {
 type conformRecord struct {
 	Op, Type, Backend, Schedule, Levels, Reason string
 	BitExact                                    bool `json:"bitexact"`
-	Inexact, Within                             bool
+	Inexact                                     bool
+	Within                                      bool `json:"within_tolerance"`
 }
 
-// readConform summarizes a conform JSON file (an array of records).
-func readConform(path string) (*ConformSummary, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+// suiteOps lists the ops of the conformance suite's cells of ops and types (comma-separated; ""
+// for all), in order, each once.
+func suiteOps(ops, types string) []string {
+	f := conformance.Filter{}
+	if ops != "" {
+		f.Ops = strings.Split(ops, ",")
 	}
+	if types != "" {
+		f.Types = strings.Split(types, ",")
+	}
+	var out []string
+	for _, c := range f.Cells() {
+		if len(out) == 0 || out[len(out)-1] != c.Op {
+			out = append(out, c.Op)
+		}
+	}
+	return out
+}
+
+// readConform summarizes conform JSON files (each an array of records); the files that do not
+// exist (a step the budget did not reach) are left out, and nil is returned when none does.
+func readConform(paths []string) (*ConformSummary, error) {
 	var recs []conformRecord
-	if err := json.Unmarshal(b, &recs); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	found := false
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var some []conformRecord
+		if err := json.Unmarshal(b, &some); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		recs, found = append(recs, some...), true
+	}
+	if !found {
+		return nil, nil
 	}
 	s := &ConformSummary{Records: len(recs), ByBackend: map[string]*ConformBackend{}}
 	for _, r := range recs {
@@ -152,8 +186,8 @@ func addSteps(res *Results, stepsPath, conformPath, tuningPath, benchPath string
 		res.Steps = steps
 	}
 	if conformPath != "" {
-		s, err := readConform(conformPath)
-		if err != nil && !os.IsNotExist(err) {
+		s, err := readConform(strings.Split(conformPath, ","))
+		if err != nil {
 			return err
 		}
 		res.Conform = s

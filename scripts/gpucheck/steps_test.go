@@ -24,7 +24,7 @@ func TestAddSteps(t *testing.T) {
 	conform := write("conform.json", `[
 	  {"op": "add", "type": "f32", "backend": "cuda", "schedule": "lanes=64", "levels": "EVHB", "bitexact": true},
 	  {"op": "matvec", "type": "q4_0", "backend": "cuda", "schedule": "lanes=64", "levels": "EVH", "bitexact": false, "reason": "max ULP 3"},
-	  {"op": "exp", "type": "f32", "backend": "vulkan", "schedule": "lanes=64", "levels": "EVX", "bitexact": false, "inexact": true, "within": true},
+	  {"op": "exp", "type": "f32", "backend": "vulkan", "schedule": "lanes=64", "levels": "EVX", "bitexact": false, "inexact": true, "within_tolerance": true},
 	  {"op": "add", "type": "f32", "backend": "vulkan", "schedule": "lanes=64", "levels": "EVXB", "bitexact": true}]`)
 	tuning := write("tuning.json", `{"version": 1, "entries": []}`)
 	bench := write("bench.json", `[{"cell": "matvec/f32/vulkan", "gbps": 12.5}]`)
