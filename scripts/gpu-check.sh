@@ -5,8 +5,8 @@
 # nvcc --version, runs the tests of the CUDA runtime, the one driver, the engine, the llama
 # decoder, prebuilt and the examples (the engine and llama tests run their CUDA cases on the GPU)
 #     go test -count=1 -v ./backends/cuda/... ./internal/gpudrv/... ./engine/... ./llama/... ./prebuilt/... ./examples/...
-# and the CUDA benchmarks
-#     go test -run '^$' -bench . -benchtime 50x ./backends/cuda/...
+# and the CUDA benchmarks (the runtime's, and the engine's matvec twins at 4096x4096 on the GPU)
+#     go test -run '^$' -bench . -benchtime 50x ./backends/cuda/... ./engine/...
 # then the GPU day's commands, each under its own time limit:
 #     onesource conform -op OP -backend cuda,vulkan -json OUTDIR/conform-OP.json   (per op; X on the GPU, NVIDIA's Vulkan driver beside CUDA)
 #     onesource tune -op matvec -type T -shape 4096x4096 -cache OUTDIR/tuning.json
@@ -46,7 +46,7 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bindir=${GPU_CHECK_BIN:-$repo/.gpucheck-bin}
 patterns=(./backends/cuda/... ./internal/gpudrv/... ./engine/... ./llama/... ./prebuilt/... ./examples/...)
-bench_patterns=(./backends/cuda/...)
+bench_patterns=(./backends/cuda/... ./engine/...)
 
 prebuild() {
 	local dir=$1
