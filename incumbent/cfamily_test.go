@@ -2,10 +2,14 @@ package incumbent
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onesource-go/onesource/backends/cfamily"
+	"github.com/onesource-go/onesource/backends/hip"
 )
 
 // TestCFamilyLaunch instantiates the example CUDA and HIP incumbents (examples/incumbents/
@@ -71,5 +75,19 @@ func TestCFamilyLaunch(t *testing.T) {
 		if _, err := entry(extra).CFamily(map[string]float64{"n": 128}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error containing %q", extra, err, want)
 		}
+	}
+}
+
+// TestCFamilyExampleCompiles compiles the example add.cu with hipcc for gfx90a (HIP compiles the
+// CUDA text unchanged), as the hip incumbent uses it; skipped without hipcc.
+func TestCFamilyExampleCompiles(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "examples", "incumbents", "add.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hip.CompileHIPCC(string(src), "gfx90a"); errors.Is(err, cfamily.ErrNoTool) {
+		t.Skip(err)
+	} else if err != nil {
+		t.Fatal(err)
 	}
 }
