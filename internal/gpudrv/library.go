@@ -101,8 +101,12 @@ type Library struct {
 // it. what names the library in errors ("CUDA driver library", "NVRTC library"). Every error is
 // an unavailable error of backend saying why.
 func OpenLibrary(backend, what string, candidates []string, source, env string, syms Symbols) (*Library, error) {
-	if !dynlib.CanLoad || len(candidates) == 0 {
-		return nil, Unavailable(backend, "cannot load a %s on this platform", what)
+	switch {
+	case !dynlib.CanLoad:
+		_, err := dynlib.Open(what)
+		return nil, Unavailable(backend, "%v", err)
+	case len(candidates) == 0:
+		return nil, Unavailable(backend, "no %s is known on this platform; set %s", what, env)
 	}
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		return nil, Unavailable(backend, "the runtime supports 64-bit platforms only")
