@@ -182,23 +182,33 @@ func (v *vulkanDevice) flush(ctx context.Context) ([]time.Duration, error) {
 // measures it), the median of five runs of ten copies.
 func (v *vulkanDevice) copyBandwidth() (float64, error) {
 	size := min(16<<20, int(v.dev.Info().MaxStorageBufferRange)) &^ 3
-	src, err := v.dev.NewBuffer(size)
+	return medianCopyBandwidth(size, v.newBuffer, func(src, dst buffer) (time.Duration, error) {
+		r, err := v.dev.BenchCopy(src.(*vulkan.Buffer), dst.(*vulkan.Buffer), size, 2, 10)
+		return r.PerDispatch, err
+	})
+}
+
+// medianCopyBandwidth is a device's copy roofline in GB/s: two buffers of size bytes from alloc,
+// then the median of five timings of copy (the device time of one copy of src to dst, averaged
+// over ten), as bytes read plus written per nanosecond.
+func medianCopyBandwidth(size int, alloc func(int) (buffer, error), copy func(src, dst buffer) (time.Duration, error)) (float64, error) {
+	src, err := alloc(size)
 	if err != nil {
 		return 0, err
 	}
 	defer src.Release()
-	dst, err := v.dev.NewBuffer(size)
+	dst, err := alloc(size)
 	if err != nil {
 		return 0, err
 	}
 	defer dst.Release()
 	var ns []float64
 	for i := 0; i < 5; i++ {
-		r, err := v.dev.BenchCopy(src, dst, size, 2, 10)
+		d, err := copy(src, dst)
 		if err != nil {
 			return 0, err
 		}
-		ns = append(ns, float64(r.PerDispatch.Nanoseconds()))
+		ns = append(ns, float64(max(d.Nanoseconds(), 1)))
 	}
 	slices.Sort(ns)
 	return 2 * float64(size) / ns[len(ns)/2], nil

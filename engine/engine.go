@@ -23,14 +23,26 @@ const (
 	// CPU serves every cell on the CPU executor (package backends/cpu), which needs no driver:
 	// the twins only (incumbents are Vulkan SPIR-V).
 	CPU = "cpu"
+	// CUDA serves every cell on an NVIDIA GPU (the driver API and NVRTC), or with
+	// Options.Emulated on the emulated CUDA device: the twins emitted as CUDA text, and
+	// hand-written .cu incumbents.
+	CUDA = "cuda"
+	// HIP serves every cell on an AMD GPU (the HIP runtime and HIPRTC), or with
+	// Options.Emulated on the emulated HIP device: the twins emitted as HIP text, and
+	// hand-written .hip incumbents.
+	HIP = "hip"
 )
 
 // Options configure Open.
 type Options struct {
-	// Backend is the backend to serve on: Vulkan ("" too) or CPU.
+	// Backend is the backend to serve on: Vulkan ("" too), CPU, CUDA or HIP.
 	Backend string
-	// DeviceIndex selects the Vulkan device (vulkan.Devices).
+	// DeviceIndex selects the device (vulkan.Devices, cuda.Devices, hip.Devices).
 	DeviceIndex int
+	// Emulated serves CUDA or HIP on the emulated device instead of a GPU: the same text run by
+	// host emulation on the CPU (package backends/cfamily/host, level H: slow, exact, never a
+	// GPU's result). It needs a C++ compiler, not a driver.
+	Emulated bool
 	// Registry decides who serves each cell; nil serves every cell by its twin.
 	Registry *registry.Registry
 	// Manifest names the hand-written incumbents; nil means none.
@@ -41,8 +53,8 @@ type Options struct {
 	// the cpu backend, where dispatches run one after another anyway, it is each one's wall time.
 	Timed bool
 	// MaxBinding is the most bytes one buffer holds (0: the device's MaxStorageBufferRange,
-	// what one binding can address; 2^31-1 on cpu); larger matrices are split by rows. Tests
-	// lower it.
+	// what one binding can address; 2^31-1 on cpu, cuda and hip); larger matrices are split by
+	// rows. Tests lower it.
 	MaxBinding int
 }
 
@@ -85,7 +97,7 @@ type Call struct {
 }
 
 // Open opens the device of opts.Backend and returns an engine on it. The cpu backend needs no
-// Vulkan library.
+// Vulkan library; cuda and hip need their GPU runtime, or with Options.Emulated a C++ compiler.
 func Open(opts Options) (*Engine, error) {
 	var (
 		dev device
@@ -96,8 +108,14 @@ func Open(opts Options) (*Engine, error) {
 		dev, err = openVulkan(opts)
 	case CPU:
 		dev, err = openCPU(opts)
+	case CUDA, HIP:
+		dev, err = openGPU(opts)
 	default:
-		return nil, fmt.Errorf("engine: backend %q: want %q or %q", opts.Backend, Vulkan, CPU)
+		return nil, fmt.Errorf("engine: backend %q: want %q, %q, %q or %q", opts.Backend, Vulkan, CPU, CUDA, HIP)
+	}
+	if err == nil && opts.Emulated && dev.backend() != CUDA && dev.backend() != HIP {
+		dev.close()
+		return nil, fmt.Errorf("engine: Options.Emulated applies to %q and %q, not %q", CUDA, HIP, dev.backend())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -132,7 +150,7 @@ func (e *Engine) maxBinding() int {
 	return max(256, limit&^255)
 }
 
-// Backend is the backend the engine serves on (Vulkan or CPU), as cell keys name it.
+// Backend is the backend the engine serves on (Vulkan, CPU, CUDA or HIP), as cell keys name it.
 func (e *Engine) Backend() string { return e.backend }
 
 // Device describes the device the engine runs on. On the cpu backend only the fields that

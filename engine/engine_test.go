@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onesource-go/onesource/backends/cfamily/host"
+	"github.com/onesource-go/onesource/backends/cuda"
+	"github.com/onesource-go/onesource/backends/hip"
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/incumbent"
@@ -21,14 +24,32 @@ import (
 	"github.com/onesource-go/onesource/tuning"
 )
 
-// openEngine opens an engine, or skips the test with the reason no Vulkan device is here (the
-// cpu backend is always here).
+// The emulated devices as the tests name them: CUDA and HIP with Options.Emulated (host
+// execution of the emitted text, level H).
+const (
+	emulatedCUDA = "cuda-emulated"
+	emulatedHIP  = "hip-emulated"
+)
+
+// openEngine opens an engine on opts.Backend (emulatedCUDA and emulatedHIP too), or skips the
+// test with the reason that device is not here (the cpu backend always is; the emulated devices
+// need a C++ compiler).
 func openEngine(t testing.TB, opts Options) *Engine {
 	t.Helper()
-	if opts.Backend != CPU {
-		if err := vulkan.Available(); err != nil {
-			t.Skipf("vulkan: %v", err)
-		}
+	var avail error
+	switch opts.Backend {
+	case emulatedCUDA, emulatedHIP:
+		opts.Backend, opts.Emulated = strings.TrimSuffix(opts.Backend, "-emulated"), true
+		avail = host.Available(host.Options{})
+	case CUDA:
+		avail = cuda.Available()
+	case HIP:
+		avail = hip.Available()
+	case Vulkan, "":
+		avail = vulkan.Available()
+	}
+	if avail != nil {
+		t.Skipf("%s: %v", opts.Backend, avail)
 	}
 	e, err := Open(opts)
 	if err != nil {
@@ -82,8 +103,9 @@ func sameBits(t *testing.T, what string, got *Tensor, want []float32) {
 	}
 }
 
-// backends are the engine's backends, for tests that run on each.
-var backends = []string{Vulkan, CPU}
+// backends are the engine's backends, for tests that run on each: Vulkan and cpu, CUDA and HIP
+// on a GPU where there is one, and CUDA and HIP on the emulated devices.
+var backends = []string{Vulkan, CPU, CUDA, HIP, emulatedCUDA, emulatedHIP}
 
 // onEach runs test on every backend, as a subtest named by the backend.
 func onEach(t *testing.T, test func(t *testing.T, backend string)) {
@@ -259,7 +281,8 @@ func testOpsMatchOracle(t *testing.T, backend string) {
 
 // TestChainOneSubmission chains ops on the device: the whole chain is one submission, with no
 // host copy between the ops, and (on Vulkan) barriers only where an op reads what an earlier one
-// wrote; the cpu executor runs the dispatches one after another, with no barriers.
+// wrote; the cpu executor and a CUDA or HIP stream run the dispatches one after another, with no
+// barriers.
 func TestChainOneSubmission(t *testing.T) { onEach(t, testChainOneSubmission) }
 
 func testChainOneSubmission(t *testing.T, backend string) {
@@ -309,8 +332,8 @@ func testChainOneSubmission(t *testing.T, backend string) {
 		t.Errorf("%d host writes between ops, want 0", d)
 	}
 	wantBarriers := 2 // before the matvec and before the add
-	if backend == CPU {
-		wantBarriers = 0
+	if e.Backend() != Vulkan {
+		wantBarriers = 0 // the cpu executor and a CUDA or HIP stream run dispatches in order
 	}
 	if d := after.Barriers - before.Barriers; d != wantBarriers {
 		t.Errorf("%d barriers, want %d", d, wantBarriers)

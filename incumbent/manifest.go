@@ -134,8 +134,14 @@
 // 32-bit float for f32); and the push-constant fields end exactly where the shader's block ends
 // (push_constant_size, when given, must cover it).
 //
-// Only Vulkan entries (GLSL or SPIR-V) can be run here; CUDA, HIP and MSL paths are recorded
-// for the backends that run them.
+// # CUDA and HIP incumbents
+//
+// An entry of backend cuda or hip names a cuda (.cu) or hip source, compiled at run time (NVRTC,
+// HIPRTC, or the host compiler on the emulated device) with its defines as -D options and
+// include_dirs as -I, and launched with the manifest's grid and block (workgroup_size): its
+// entry's parameters are one device pointer per binding, in binding order, then one 32-bit
+// scalar per push-constant field, in order, checked against the kernel's declared signature
+// (see (*Entry).CFamily). MSL paths are recorded for the backends that run them.
 //
 // Load checks the structure, the expressions and that every named file exists, and reports an
 // error as FILE:LINE:COL (JSON syntax and types) or FILE: JSON.PATH: what is wrong. GLSL is
@@ -521,8 +527,8 @@ func (e *Entry) checkVariant(at string, i int, v *Variant, base *impl) (*impl, e
 			defs[k] = x
 		}
 		im.source.Defines = defs
-		if im.source.GLSL == "" {
-			return nil, fmt.Errorf("%s.defines: defines apply to a glsl source", at)
+		if im.source.GLSL == "" && im.source.CUDA == "" && im.source.HIP == "" {
+			return nil, fmt.Errorf("%s.defines: defines apply to a glsl, cuda or hip source", at)
 		}
 	}
 	if v.EntryPoint != "" {
@@ -650,8 +656,13 @@ func (e *Entry) checkSource(at string, src Source) error {
 	if len(paths) != 1 {
 		return fmt.Errorf("%s: want exactly one of glsl, spirv, cuda, hip, msl, got %d (%s)", at, len(paths), strings.Join(paths, ", "))
 	}
-	if e.Backend == "vulkan" && src.GLSL == "" && src.SPIRV == "" {
+	switch {
+	case e.Backend == "vulkan" && src.GLSL == "" && src.SPIRV == "":
 		return fmt.Errorf("%s: a vulkan incumbent needs glsl or spirv, got %s", at, paths[0])
+	case e.Backend == "cuda" && src.CUDA == "":
+		return fmt.Errorf("%s: a cuda incumbent needs a cuda source, got %s", at, paths[0])
+	case e.Backend == "hip" && src.HIP == "":
+		return fmt.Errorf("%s: a hip incumbent needs a hip source, got %s", at, paths[0])
 	}
 	return nil
 }

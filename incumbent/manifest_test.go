@@ -289,7 +289,7 @@ func TestLoadErrors(t *testing.T) {
 		{entry(`, "variants": [{"when": 1, "spec_constants": [{"id": 0, "type": "u32", "value": 1}, {"id": 0, "type": "u32", "value": 1}]}]`), "incumbents[0].variants[0].spec_constants[1].id: spec constant 0 set twice"},
 		{entry(`, "variants": [{"when": 1, "source": {"glsl": "nope.comp"}}]`), "incumbents[0].variants[0].source.glsl:"},
 		{entry(`, "variants": [{"when": 1, "source": {"cuda": "k.comp"}}]`), "incumbents[0].variants[0].source: a vulkan incumbent needs glsl or spirv"},
-		{entry(`, "variants": [{"when": 1, "source": {"spirv": "k.comp"}, "defines": {"A": "1"}}]`), "incumbents[0].variants[0].defines: defines apply to a glsl source"},
+		{entry(`, "variants": [{"when": 1, "source": {"spirv": "k.comp"}, "defines": {"A": "1"}}]`), "incumbents[0].variants[0].defines: defines apply to a glsl, cuda or hip source"},
 		{entry(`, "variants": [{"when": 1, "requires": ["warp_drive"]}]`), `incumbents[0].variants[0].requires[0]: unknown requirement "warp_drive"`},
 		{entry(`, "subgroup_size": 32, "variants": [{"when": 1, "full_subgroups": false}]`), "incumbents[0].variants[0].full_subgroups: false, but a required subgroup size (incumbents[0].subgroup_size)"},
 		{entry(`, "variants": [{"name": "a", "when": 1}, {"name": "a", "when": 0}]`), `incumbents[0].variants[1].name: "a" already used by incumbents[0].variants[0]`},

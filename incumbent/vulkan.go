@@ -205,11 +205,13 @@ func (e *Entry) loadSPIRV(im *impl) ([]uint32, error) {
 	return w, nil
 }
 
-// Launch is an incumbent instantiated for one shape on Vulkan.
+// Launch is an incumbent instantiated for one shape: on Vulkan (Vulkan, VulkanFor: Module), or
+// on CUDA or HIP (CFamily: Kernel, with Push the scalar arguments).
 type Launch struct {
-	Module   *vulkan.Module
-	Operands []string // per binding: the operand bound there, "" for a scratch buffer
-	Scratch  []int    // per binding: bytes of its scratch buffer (0 for operands)
+	Module   *vulkan.Module // the Vulkan module (nil for a CUDA or HIP incumbent)
+	Kernel   *Kernel        // the CUDA or HIP source (nil for a Vulkan incumbent)
+	Operands []string       // per binding: the operand bound there, "" for a scratch buffer
+	Scratch  []int          // per binding: bytes of its scratch buffer (0 for operands)
 	// Offsets and Sizes are, per binding, the byte offset and size of the view of the operand's
 	// buffer to bind (0 and 0: the whole buffer; Size 0: to its end). See Views.
 	Offsets []int
@@ -603,103 +605,13 @@ func (e *Entry) instantiate(im *impl, vars map[string]float64) (*Launch, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.what(im), err)
 	}
-	n := len(im.bindings)
-	l := &Launch{Operands: make([]string, n), Scratch: make([]int, n), Offsets: make([]int, n), Sizes: make([]int, n),
-		Variant: im.name, VariantIndex: im.index}
-	m := &vulkan.Module{Name: im.entry, Words: words, Bindings: make([]vulkan.Binding, n)}
+	l, lay, err := e.layout(im, vars)
+	if err != nil {
+		return nil, err
+	}
+	m := &vulkan.Module{Name: im.entry, Words: words, Bindings: lay.bindings, PushConstantSize: uint32(len(l.Push)), WorkgroupSize: lay.workgroup}
 	if m.Name == "" {
 		m.Name = "main"
-	}
-	for j, b := range im.bindings {
-		bp := fmt.Sprintf("%s.bindings[%d]", im.bindAt, j)
-		es := b.ElemSize
-		if es == 0 {
-			es = 4
-		}
-		name := b.Operand
-		l.Operands[b.Binding] = b.Operand
-		if b.ScratchBytes != "" {
-			n, err := e.evalInt(bp+".scratch_bytes", vars)
-			if err != nil {
-				return nil, err
-			}
-			l.Scratch[b.Binding] = int(max(n, 4))
-			name = fmt.Sprintf("scratch%d", b.Binding)
-		}
-		for _, x := range []struct {
-			key string
-			v   Value
-			out *int
-		}{{"offset", b.Offset, &l.Offsets[b.Binding]}, {"size", b.Size, &l.Sizes[b.Binding]}} {
-			if x.v == "" {
-				continue
-			}
-			v, err := e.evalInt(bp+"."+x.key, vars)
-			if err != nil {
-				return nil, err
-			}
-			if v < 0 || v%4 != 0 || v > math.MaxInt32 || x.key == "size" && v == 0 {
-				return nil, fmt.Errorf("incumbent %s: %s.%s = %d, want a %s multiple of 4 (bytes)", e.Name, bp, x.key, v, map[string]string{"offset": "non-negative", "size": "positive"}[x.key])
-			}
-			*x.out = int(v)
-		}
-		m.Bindings[b.Binding] = vulkan.Binding{Name: name, ElemSize: es, ReadOnly: b.ReadOnly}
-	}
-	size := 0
-	off := 0
-	type put struct {
-		off  int
-		bits uint32
-	}
-	var puts []put
-	for j, f := range im.push {
-		p := fmt.Sprintf("%s.push_constants[%d].value", im.pushAt, j)
-		if f.Offset != nil {
-			off = *f.Offset
-		}
-		var bits uint32
-		if f.Type == "f32" {
-			v, err := e.evalFloat(p, vars)
-			if err != nil {
-				return nil, err
-			}
-			bits = math.Float32bits(float32(v))
-		} else {
-			v, err := e.evalInt(p, vars)
-			if err != nil {
-				return nil, err
-			}
-			if f.Type == "u32" && (v < 0 || v > math.MaxUint32) || f.Type == "i32" && (v < math.MinInt32 || v > math.MaxInt32) {
-				return nil, fmt.Errorf("incumbent %s: %s = %d does not fit %s", e.Name, p, v, f.Type)
-			}
-			bits = uint32(v)
-		}
-		puts = append(puts, put{off, bits})
-		off += 4
-		size = off
-	}
-	if im.pushSize > size {
-		size = im.pushSize
-	}
-	l.Push = make([]byte, size)
-	for _, p := range puts {
-		binary.LittleEndian.PutUint32(l.Push[p.off:], p.bits)
-	}
-	m.PushConstantSize = uint32(size)
-	for d := 0; d < 3; d++ {
-		wg, err := e.evalInt(fmt.Sprintf("%s.workgroup_size[%d]", im.wgAt, d), vars)
-		if err != nil {
-			return nil, err
-		}
-		g, err := e.evalInt(fmt.Sprintf("%s.grid[%d]", im.gridAt, d), vars)
-		if err != nil {
-			return nil, err
-		}
-		if wg < 1 || wg > math.MaxUint32 || g < 1 || g > math.MaxUint32 {
-			return nil, fmt.Errorf("%s: workgroup size %d or grid %d out of range in dimension %d", e.what(im), wg, g, d)
-		}
-		m.WorkgroupSize[d] = uint32(wg)
-		l.Groups[d] = uint32(g)
 	}
 	if ls, ok := literalLocalSize(words); ok && ls != m.WorkgroupSize {
 		return nil, fmt.Errorf("%s: the manifest states workgroup size %v, the shader declares %v", e.what(im), m.WorkgroupSize, ls)
@@ -740,6 +652,114 @@ func (e *Entry) instantiate(im *impl, vars map[string]float64) (*Launch, error) 
 	l.Module = m
 	l.Hash = HashWords(words)
 	return l, nil
+}
+
+// layout is what instantiating an implementation gives besides its Launch: the bindings as a
+// Vulkan module declares them and the workgroup size.
+type layout struct {
+	bindings  []vulkan.Binding
+	workgroup [3]uint32
+}
+
+// layout evaluates im's bindings (operands, scratch sizes, views), push constants (in order, at
+// their offsets), workgroup size and grid at vars: the part of a launch every backend's
+// incumbent has.
+func (e *Entry) layout(im *impl, vars map[string]float64) (*Launch, layout, error) {
+	n := len(im.bindings)
+	l := &Launch{Operands: make([]string, n), Scratch: make([]int, n), Offsets: make([]int, n), Sizes: make([]int, n),
+		Variant: im.name, VariantIndex: im.index}
+	lay := layout{bindings: make([]vulkan.Binding, n)}
+	for j, b := range im.bindings {
+		bp := fmt.Sprintf("%s.bindings[%d]", im.bindAt, j)
+		es := b.ElemSize
+		if es == 0 {
+			es = 4
+		}
+		name := b.Operand
+		l.Operands[b.Binding] = b.Operand
+		if b.ScratchBytes != "" {
+			n, err := e.evalInt(bp+".scratch_bytes", vars)
+			if err != nil {
+				return nil, lay, err
+			}
+			l.Scratch[b.Binding] = int(max(n, 4))
+			name = fmt.Sprintf("scratch%d", b.Binding)
+		}
+		for _, x := range []struct {
+			key string
+			v   Value
+			out *int
+		}{{"offset", b.Offset, &l.Offsets[b.Binding]}, {"size", b.Size, &l.Sizes[b.Binding]}} {
+			if x.v == "" {
+				continue
+			}
+			v, err := e.evalInt(bp+"."+x.key, vars)
+			if err != nil {
+				return nil, lay, err
+			}
+			if v < 0 || v%4 != 0 || v > math.MaxInt32 || x.key == "size" && v == 0 {
+				return nil, lay, fmt.Errorf("incumbent %s: %s.%s = %d, want a %s multiple of 4 (bytes)", e.Name, bp, x.key, v, map[string]string{"offset": "non-negative", "size": "positive"}[x.key])
+			}
+			*x.out = int(v)
+		}
+		lay.bindings[b.Binding] = vulkan.Binding{Name: name, ElemSize: es, ReadOnly: b.ReadOnly}
+	}
+	size := 0
+	off := 0
+	type put struct {
+		off  int
+		bits uint32
+	}
+	var puts []put
+	for j, f := range im.push {
+		p := fmt.Sprintf("%s.push_constants[%d].value", im.pushAt, j)
+		if f.Offset != nil {
+			off = *f.Offset
+		}
+		var bits uint32
+		if f.Type == "f32" {
+			v, err := e.evalFloat(p, vars)
+			if err != nil {
+				return nil, lay, err
+			}
+			bits = math.Float32bits(float32(v))
+		} else {
+			v, err := e.evalInt(p, vars)
+			if err != nil {
+				return nil, lay, err
+			}
+			if f.Type == "u32" && (v < 0 || v > math.MaxUint32) || f.Type == "i32" && (v < math.MinInt32 || v > math.MaxInt32) {
+				return nil, lay, fmt.Errorf("incumbent %s: %s = %d does not fit %s", e.Name, p, v, f.Type)
+			}
+			bits = uint32(v)
+		}
+		puts = append(puts, put{off, bits})
+		off += 4
+		size = off
+	}
+	if im.pushSize > size {
+		size = im.pushSize
+	}
+	l.Push = make([]byte, size)
+	for _, p := range puts {
+		binary.LittleEndian.PutUint32(l.Push[p.off:], p.bits)
+	}
+	for d := 0; d < 3; d++ {
+		wg, err := e.evalInt(fmt.Sprintf("%s.workgroup_size[%d]", im.wgAt, d), vars)
+		if err != nil {
+			return nil, lay, err
+		}
+		g, err := e.evalInt(fmt.Sprintf("%s.grid[%d]", im.gridAt, d), vars)
+		if err != nil {
+			return nil, lay, err
+		}
+		if wg < 1 || wg > math.MaxUint32 || g < 1 || g > math.MaxUint32 {
+			return nil, lay, fmt.Errorf("%s: workgroup size %d or grid %d out of range in dimension %d", e.what(im), wg, g, d)
+		}
+		lay.workgroup[d] = uint32(wg)
+		l.Groups[d] = uint32(g)
+	}
+	return l, lay, nil
 }
 
 // HashWords is the hex sha256 of SPIR-V words (little-endian bytes): the code hash recorded as

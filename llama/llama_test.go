@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onesource-go/onesource/backends/cfamily/host"
+	"github.com/onesource-go/onesource/backends/cuda"
+	"github.com/onesource-go/onesource/backends/hip"
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/gguf"
@@ -33,12 +36,23 @@ func writeModel(t testing.TB, s Synthetic) *gguf.File {
 	return f
 }
 
+// openEngine opens an engine on opts, or skips with the reason its device is not here (cpu
+// always is; the emulated CUDA and HIP devices need a C++ compiler).
 func openEngine(t testing.TB, opts engine.Options) *engine.Engine {
 	t.Helper()
-	if opts.Backend != engine.CPU {
-		if err := vulkan.Available(); err != nil {
-			t.Skipf("vulkan: %v", err)
-		}
+	var avail error
+	switch {
+	case opts.Emulated:
+		avail = host.Available(host.Options{})
+	case opts.Backend == engine.CUDA:
+		avail = cuda.Available()
+	case opts.Backend == engine.HIP:
+		avail = hip.Available()
+	case opts.Backend != engine.CPU:
+		avail = vulkan.Available()
+	}
+	if avail != nil {
+		t.Skipf("%s: %v", opts.Backend, avail)
 	}
 	e, err := engine.Open(opts)
 	if err != nil {
@@ -139,6 +153,21 @@ func TestSyntheticModelMatchesOracleCPU(t *testing.T) {
 	testSynthetic(t, engine.Options{Backend: engine.CPU})
 }
 
+// TestSyntheticModelMatchesOracleCUDAHIP is TestSyntheticModelMatchesOracle on CUDA and HIP: on
+// the GPU where there is one, and on the emulated devices (the same emitted text run by host
+// emulation, level H), with the oracle's logits byte for byte and one submission a step.
+func TestSyntheticModelMatchesOracleCUDAHIP(t *testing.T) {
+	for _, emulated := range []bool{false, true} {
+		for _, b := range []string{engine.CUDA, engine.HIP} {
+			name := b
+			if emulated {
+				name += "-emulated"
+			}
+			t.Run(name, func(t *testing.T) { testSynthetic(t, engine.Options{Backend: b, Emulated: emulated}) })
+		}
+	}
+}
+
 func testSynthetic(t *testing.T, opts engine.Options) {
 	f := writeModel(t, SmallSynthetic)
 	e := openEngine(t, opts)
@@ -169,30 +198,46 @@ func testSynthetic(t *testing.T, opts engine.Options) {
 	}
 }
 
-// TestIncumbentServesOneCell: with a registry that sends add/f32/vulkan to the hand-written
-// incumbent of examples/incumbents, the trace shows that incumbent serving every residual add and
-// the twins serving the rest, and the logits still equal the oracle's (an element-wise add is
-// exact whoever computes it).
+// TestIncumbentServesOneCell: with a registry that sends add/f32 to the hand-written incumbent
+// of examples/incumbents (add.comp on Vulkan; add.cu on the emulated CUDA and HIP devices), the
+// trace shows that incumbent serving every residual add and the twins serving the rest, and the
+// logits still equal the oracle's (an element-wise add is exact whoever computes it).
 func TestIncumbentServesOneCell(t *testing.T) {
-	m, err := incumbent.Load(filepath.Join("..", "examples", "incumbents", "manifest.json"))
+	for _, c := range []struct {
+		opts           engine.Options
+		manifest, hand string
+	}{
+		{engine.Options{Backend: engine.Vulkan}, "manifest.json", "hand_add_f32"},
+		{engine.Options{Backend: engine.CUDA, Emulated: true}, "cuda.json", "hand_add_f32_cuda"},
+		{engine.Options{Backend: engine.HIP, Emulated: true}, "cuda.json", "hand_add_f32_hip"},
+	} {
+		t.Run(c.hand, func(t *testing.T) { testIncumbentServesOneCell(t, c.opts, c.manifest, c.hand) })
+	}
+}
+
+func testIncumbentServesOneCell(t *testing.T, opts engine.Options, manifest, hand string) {
+	m, err := incumbent.Load(filepath.Join("..", "examples", "incumbents", manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Entry("add", "f32", "vulkan").SPIRV(); err != nil {
-		t.Skipf("the example incumbents do not compile here: %v", err)
+	if opts.Backend == engine.Vulkan {
+		if _, err := m.Entry("add", "f32", "vulkan").SPIRV(); err != nil {
+			t.Skipf("the example incumbents do not compile here: %v", err)
+		}
 	}
 	reg := registry.New()
-	if err := reg.Register(registry.Key{Op: "add", Type: "f32", Backend: "vulkan"}, "hand_add_f32", "test"); err != nil {
+	if err := reg.Register(registry.Key{Op: "add", Type: "f32", Backend: opts.Backend}, hand, "test"); err != nil {
 		t.Fatal(err)
 	}
 	f := writeModel(t, SmallSynthetic)
-	e := openEngine(t, engine.Options{Registry: reg, Manifest: m})
+	opts.Registry, opts.Manifest = reg, m
+	e := openEngine(t, opts)
 	runBoth(t, e, f)
 	hands, twins := 0, 0
 	for _, c := range e.Trace() {
 		switch {
-		case c.Cell == "add/f32/vulkan":
-			if c.Impl != registry.Incumbent || c.Kernel != "hand_add_f32" {
+		case c.Cell == "add/f32/"+opts.Backend:
+			if c.Impl != registry.Incumbent || c.Kernel != hand {
 				t.Fatalf("%s (%s) served by %s %s", c.Cell, c.Label, c.Impl, c.Kernel)
 			}
 			hands++

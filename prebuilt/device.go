@@ -10,31 +10,89 @@ import (
 	"github.com/onesource-go/onesource/backends/hip"
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/internal/devrun"
+	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
 // device is one open backend device of a Runtime.
 type device interface {
 	// describe returns the device and driver strings registry evidence is keyed by.
 	describe() (device, driver string)
+	// newBuffer allocates a zero-filled buffer of size bytes on the device.
+	newBuffer(size int) (buffer, error)
 	// load prepares a kernel's artifact to run.
 	load(k *Kernel, a *Artifact) (launch, error)
 	close()
 }
 
-// launch runs a loaded kernel once: bufs are copied in, the writable ones copied back.
-type launch func(bufs [][]byte, params []uint32, groups [3]uint32) error
+// buffer is a device buffer (*vulkan.Buffer, the CUDA and HIP *gpudrv.Buffer, *memBuffer).
+type buffer interface {
+	devrun.Buffer
+	Size() int
+}
+
+// launch runs a loaded kernel once over buffers of its device, in binding order, and waits.
+type launch func(bufs []buffer, params []uint32, groups [3]uint32) error
 
 // opener opens the first device of a backend, or says why it cannot.
-type opener func() (device, error)
+type opener func(opts Options) (device, error)
 
 var openers = map[string]opener{
 	"vulkan": openVulkan,
 	"cuda":   openCUDA,
 	"hip":    openHIP,
-	"metal": func() (device, error) {
+	"metal": func(Options) (device, error) {
 		return nil, fmt.Errorf("unavailable: metal: package prebuilt has no Metal runtime (the .metal files are embedded for programs that run them on Apple systems)")
 	},
-	"cpu": func() (device, error) { return cpuDevice{}, nil },
+	"cpu": func(Options) (device, error) { return cpuDevice{}, nil },
+}
+
+// memBuffer is a device buffer in Go memory: the cpu executor's.
+type memBuffer struct {
+	data     []byte
+	released bool
+}
+
+func (b *memBuffer) Size() int { return len(b.data) }
+
+func (b *memBuffer) check(op string, off, n int) error {
+	switch {
+	case b.released:
+		return fmt.Errorf("cpu: Buffer.%s: buffer released", op)
+	case off < 0 || n < 0 || off > len(b.data) || n > len(b.data)-off:
+		return fmt.Errorf("cpu: Buffer.%s: range [%d, %d+%d) outside the buffer's %d bytes", op, off, off, n, len(b.data))
+	}
+	return nil
+}
+
+func (b *memBuffer) Write(off int, data []byte) error {
+	if err := b.check("Write", off, len(data)); err != nil {
+		return err
+	}
+	copy(b.data[off:], data)
+	return nil
+}
+
+func (b *memBuffer) Read(off int, dst []byte) error {
+	if err := b.check("Read", off, len(dst)); err != nil {
+		return err
+	}
+	copy(dst, b.data[off:])
+	return nil
+}
+
+func (b *memBuffer) Release() { b.released, b.data = true, nil }
+
+// as converts a launch's buffers to the device's own type.
+func as[B any](backend string, bufs []buffer) ([]B, error) {
+	out := make([]B, len(bufs))
+	for i, b := range bufs {
+		v, ok := b.(B)
+		if !ok {
+			return nil, fmt.Errorf("%s: binding %d: a %T is not a buffer of this device", backend, i, b)
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // FeatureNames returns the names of the Vulkan features set in f, in a fixed order: what a
@@ -88,7 +146,7 @@ next:
 
 type vulkanDevice struct{ d *vulkan.Device }
 
-func openVulkan() (device, error) {
+func openVulkan(Options) (device, error) {
 	if err := vulkan.Available(); err != nil {
 		return nil, err
 	}
@@ -105,6 +163,8 @@ func (v *vulkanDevice) describe() (string, string) {
 }
 
 func (v *vulkanDevice) close() { v.d.Close() }
+
+func (v *vulkanDevice) newBuffer(size int) (buffer, error) { return v.d.NewBuffer(size) }
 
 func (v *vulkanDevice) load(k *Kernel, a *Artifact) (launch, error) {
 	if a.Vulkan == nil {
@@ -134,14 +194,16 @@ func (v *vulkanDevice) load(k *Kernel, a *Artifact) (launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(host [][]byte, params []uint32, groups [3]uint32) error {
+	return func(bufs []buffer, params []uint32, groups [3]uint32) error {
+		vb, err := as[*vulkan.Buffer]("vulkan", bufs)
+		if err != nil {
+			return err
+		}
 		push := make([]byte, 4*len(params))
 		for i, p := range params {
 			binary.LittleEndian.PutUint32(push[4*i:], p)
 		}
-		return devrun.Once(v.d.NewBuffer, host, written(k), func(bufs []*vulkan.Buffer) error {
-			return v.d.Run(p, bufs, push, groups)
-		})
+		return v.d.Run(p, vb, push, groups)
 	}, nil
 }
 
@@ -156,86 +218,58 @@ func written(k *Kernel) []int {
 	return out
 }
 
-// cfamilyDevice is a CUDA or HIP device: the two differ only in the driver calls, which
-// openCUDA and openHIP bind.
+// cfamilyDevice is a CUDA or HIP device (a GPU's, or the emulated one): the one driver of
+// internal/gpudrv, which both backends' Devices embed.
 type cfamilyDevice struct {
-	name, driver string
-	compile      func(src, entry string) (run func(host [][]byte, readBack []int, params []uint32, grid, block [3]uint32) error, err error)
-	closeFn      func()
+	d *gpudrv.Device
 }
 
-func openCUDA() (device, error) {
-	if err := cuda.Available(); err != nil {
-		return nil, err
-	}
-	d, err := cuda.Open(0)
+func openCUDA(opts Options) (device, error) {
+	d, err := gpudrv.OpenDevice(opts.Emulated, 0, cuda.OpenEmulated, cuda.Available, cuda.Open)
 	if err != nil {
 		return nil, err
 	}
-	info := d.Info()
-	return newCFamily(info.Name, fmt.Sprintf("CUDA driver %d, %s", d.DriverVersion(), info.Arch),
-		d.Compile, d.NewBuffer, d.Launch, d.Close), nil
+	return cfamilyDevice{d.Device}, nil
 }
 
-func openHIP() (device, error) {
-	if err := hip.Available(); err != nil {
-		return nil, err
-	}
-	d, err := hip.Open(0)
+func openHIP(opts Options) (device, error) {
+	d, err := gpudrv.OpenDevice(opts.Emulated, 0, hip.OpenEmulated, hip.Available, hip.Open)
 	if err != nil {
 		return nil, err
 	}
-	info := d.Info()
-	return newCFamily(info.Name, fmt.Sprintf("HIP runtime %d, %s", d.RuntimeVersion(), info.Arch),
-		d.Compile, d.NewBuffer, d.Launch, d.Close), nil
+	return cfamilyDevice{d.Device}, nil
 }
 
-// newCFamily binds a CUDA or HIP device's calls (K its kernel type, B its buffer type).
-func newCFamily[K any, B devrun.Buffer](name, driver string,
-	compile func(src, entry string, options ...string) (K, error),
-	alloc func(size int) (B, error),
-	launchFn func(k K, bufs []B, params []uint32, grid, block [3]uint32) error,
-	closeFn func() error) *cfamilyDevice {
-	return &cfamilyDevice{
-		name: name, driver: driver,
-		compile: func(src, entry string) (func([][]byte, []int, []uint32, [3]uint32, [3]uint32) error, error) {
-			kern, err := compile(src, entry)
-			if err != nil {
-				return nil, err
-			}
-			return func(host [][]byte, readBack []int, params []uint32, grid, block [3]uint32) error {
-				return devrun.Once(alloc, host, readBack, func(bufs []B) error {
-					return launchFn(kern, bufs, params, grid, block)
-				})
-			}, nil
-		},
-		closeFn: func() { closeFn() },
-	}
-}
+func (c cfamilyDevice) describe() (string, string)         { return c.d.Identity() }
+func (c cfamilyDevice) close()                             { c.d.Close() }
+func (c cfamilyDevice) newBuffer(size int) (buffer, error) { return c.d.NewBuffer(size) }
 
-func (c *cfamilyDevice) describe() (string, string) { return c.name, c.driver }
-
-func (c *cfamilyDevice) close() { c.closeFn() }
-
-func (c *cfamilyDevice) load(k *Kernel, a *Artifact) (launch, error) {
-	run, err := c.compile(string(a.Data()), k.Name)
+// load compiles the embedded source for the device (NVRTC, HIPRTC, or the emulation's host
+// compiler); a launch passes the buffers, the parameters, then the element count of each buffer
+// the file's LenArgs names.
+func (c cfamilyDevice) load(k *Kernel, a *Artifact) (launch, error) {
+	kern, err := c.d.Compile(string(a.Data()), k.Name)
 	if err != nil {
 		return nil, err
 	}
-	return func(host [][]byte, params []uint32, groups [3]uint32) error {
+	return func(bufs []buffer, params []uint32, groups [3]uint32) error {
+		gb, err := as[*gpudrv.Buffer](c.d.Backend(), bufs)
+		if err != nil {
+			return err
+		}
 		args := append([]uint32(nil), params...)
 		for _, i := range a.LenArgs {
 			if i < 0 || i >= len(k.Buffers) {
 				return fmt.Errorf("%s: length argument for binding %d, the kernel has %d buffers (regenerate)", a.File, i, len(k.Buffers))
 			}
-			args = append(args, uint32(len(host[i])/k.Buffers[i].ElemBytes))
+			args = append(args, uint32(gb[i].Size()/k.Buffers[i].ElemBytes))
 		}
-		return run(host, written(k), args, groups, k.Workgroup)
+		return c.d.Launch(kern, gb, args, groups, k.Workgroup)
 	}, nil
 }
 
 // cpuDevice is the CPU executor (package backends/cpu): always available, it runs the kernel
-// file (the kernel lowered for cpu.Caps) on this machine's cores, in the caller's buffers.
+// file (the kernel lowered for cpu.Caps) on this machine's cores, over buffers in Go memory.
 type cpuDevice struct{}
 
 func (cpuDevice) describe() (string, string) {
@@ -243,6 +277,10 @@ func (cpuDevice) describe() (string, string) {
 }
 
 func (cpuDevice) close() {}
+
+func (cpuDevice) newBuffer(size int) (buffer, error) {
+	return &memBuffer{data: make([]byte, size)}, nil
+}
 
 func (cpuDevice) load(k *Kernel, a *Artifact) (launch, error) {
 	p, err := cpu.Load(a.Data())
@@ -254,7 +292,18 @@ func (cpuDevice) load(k *Kernel, a *Artifact) (launch, error) {
 		return nil, fmt.Errorf("%s: the file's kernel (%d buffers, %d parameters, workgroup %v) is not the generated file's description (%d, %d, %v): regenerate",
 			a.File, len(low.Buffers), len(low.Params), low.WorkgroupSize, len(k.Buffers), len(k.Params), k.Workgroup)
 	}
-	return func(host [][]byte, params []uint32, groups [3]uint32) error {
-		return p.Run(host, params, groups)
+	return func(bufs []buffer, params []uint32, groups [3]uint32) error {
+		mb, err := as[*memBuffer]("cpu", bufs)
+		if err != nil {
+			return err
+		}
+		data := make([][]byte, len(mb))
+		for i, b := range mb {
+			if b.released {
+				return fmt.Errorf("cpu: binding %d: buffer released", i)
+			}
+			data[i] = b.data
+		}
+		return p.Run(data, params, groups)
 	}, nil
 }

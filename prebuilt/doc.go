@@ -26,9 +26,16 @@
 //     cell verified.
 //   - Vulkan runs the embedded SPIR-V as is (no compiler anywhere). CUDA and HIP compile the
 //     embedded source once per process with the driver's run-time compiler (NVRTC, hiprtc), which
-//     ship with the drivers; Metal files are embedded for programs that run them on Apple systems
-//     (this package has no Metal runtime). The cpu backend runs the embedded kernel file (the
-//     kernel lowered for the CPU executor, package backends/cpu) on this machine's cores, in the
-//     caller's buffers: it needs no driver and no compiler, so it is the last default backend and
-//     a program placed with the default order runs on a machine with no GPU driver at all.
+//     ship with the drivers; with Options.Emulated they run on the emulated devices instead (the
+//     same text by host emulation, level H, for machines with a C++ compiler and no GPU). Metal
+//     files are embedded for programs that run them on Apple systems (this package has no Metal
+//     runtime). The cpu backend runs the embedded kernel file (the kernel lowered for the CPU
+//     executor, package backends/cpu) on this machine's cores: it needs no driver and no
+//     compiler, so it is the last default backend and a program placed with the default order
+//     runs on a machine with no GPU driver at all.
+//   - Data stays on the device between runs on every backend: Placed.NewBuffer allocates a
+//     DeviceBuffer on the placed kernel's device, written and read by the program, and RunOn
+//     dispatches over such buffers with no copy between runs. Run is the one-off form: it copies
+//     the caller's slices to fresh device buffers and the written ones back (what a cpu run
+//     costs too: two memory copies).
 package prebuilt

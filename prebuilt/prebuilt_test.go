@@ -110,11 +110,19 @@ type fakeDevice struct {
 
 func (f *fakeDevice) describe() (string, string) { return "fake " + f.name, "fake driver 1" }
 func (f *fakeDevice) close()                     {}
+func (f *fakeDevice) newBuffer(size int) (buffer, error) {
+	return &memBuffer{data: make([]byte, size)}, nil
+}
 func (f *fakeDevice) load(k *Kernel, a *Artifact) (launch, error) {
 	if f.fail != nil {
 		return nil, f.fail
 	}
-	return func(bufs [][]byte, params []uint32, groups [3]uint32) error {
+	return func(dbufs []buffer, params []uint32, groups [3]uint32) error {
+		mb, err := as[*memBuffer]("fake", dbufs)
+		if err != nil {
+			return err
+		}
+		bufs := [][]byte{mb[0].data, mb[1].data}
 		f.launches++
 		// y = a*x + y on the host, for the test's checks of argument passing.
 		a := math.Float32frombits(params[0])
@@ -138,7 +146,7 @@ func withFakes(t *testing.T, devs map[string]*fakeDevice) {
 	openers = map[string]opener{}
 	for _, b := range DefaultBackends {
 		b := b
-		openers[b] = func() (device, error) {
+		openers[b] = func(Options) (device, error) {
 			if d, ok := devs[b]; ok {
 				return d, nil
 			}

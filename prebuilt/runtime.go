@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onesource-go/onesource/internal/devrun"
 	"github.com/onesource-go/onesource/registry"
 )
 
@@ -29,6 +30,10 @@ type Options struct {
 	RequireVerified bool
 	// Toolchain is recorded in evidence Record adds (default "onesource prebuilt").
 	Toolchain string
+	// Emulated opens the emulated CUDA and HIP devices (host execution of the embedded text,
+	// level H: slow, exact, never a GPU) for the cuda and hip backends instead of a GPU's, for
+	// machines with a C++ compiler and no GPU; their evidence names the emulation.
+	Emulated bool
 }
 
 // Runtime opens devices on demand and places kernels on them. It is safe for concurrent use.
@@ -92,7 +97,7 @@ func (r *Runtime) device(backend string) (device, error) {
 	if err, ok := r.openErr[backend]; ok {
 		return nil, err
 	}
-	d, err := openers[backend]()
+	d, err := openers[backend](r.opts)
 	if err != nil {
 		r.openErr[backend] = err
 		return nil, err
@@ -134,6 +139,7 @@ type Placed struct {
 	rt  *Runtime
 	k   *Kernel
 	a   *Artifact
+	d   device
 	run launch
 	p   Placement
 }
@@ -227,7 +233,7 @@ func (r *Runtime) Place(k *Kernel) (*Placed, error) {
 		return nil, fmt.Errorf("prebuilt: %s on %s: %w", k.Name, chosen.a.Backend, err)
 	}
 	dev, drv := chosen.d.describe()
-	return &Placed{rt: r, k: k, a: chosen.a, run: run, p: Placement{
+	return &Placed{rt: r, k: k, a: chosen.a, d: chosen.d, run: run, p: Placement{
 		Kernel: k.Name, Backend: chosen.a.Backend, Device: dev, Driver: drv,
 		Cell:  registry.Key{Op: k.Name, Type: AnyType, Backend: chosen.a.Backend},
 		State: chosen.state, Verified: verified, Considered: considered,
@@ -269,41 +275,117 @@ func (r *Runtime) load(k *Kernel, a *Artifact, d device) (launch, error) {
 // binding order (each a whole number of elements, at least one); after the run, the buffers the
 // kernel writes hold the device's results. params are the kernel's parameters in declaration
 // order: uint32 / int32 / float32 values, or Go ints and float64s that the parameter's type
-// holds exactly.
+// holds exactly. Run copies bufs to fresh device buffers and the written ones back; to keep
+// data on the device between runs, use NewBuffer and RunOn.
 func (pl *Placed) Run(groups [3]uint32, bufs [][]byte, params ...any) error {
-	k := pl.k
-	where := fmt.Sprintf("prebuilt: %s (%s) on %s", k.Name, k.Source, pl.p.Backend)
-	if len(bufs) != len(k.Buffers) {
-		return fmt.Errorf("%s: %d buffers given, the kernel has %d (%s)", where, len(bufs), len(k.Buffers), bufferList(k))
+	sizes := make([]int, len(bufs))
+	for i, b := range bufs {
+		sizes[i] = len(b)
+	}
+	words, err := pl.check(groups, sizes, params)
+	if err != nil {
+		return err
+	}
+	err = devrun.Once(pl.d.newBuffer, bufs, written(pl.k), func(db []buffer) error { return pl.run(db, words, groups) })
+	if err != nil {
+		return fmt.Errorf("%s: %w", pl.where(), err)
+	}
+	return nil
+}
+
+// DeviceBuffer is memory on the device a kernel was placed on, kept there between runs: a program
+// writes its inputs once, runs kernels over it (RunOn, on every backend, the cpu executor's
+// included), and reads back only what it wants. Any kernel placed by the same Runtime on the
+// same backend may bind it. A DeviceBuffer is freed by Release or the Runtime's Close.
+type DeviceBuffer struct {
+	d       device
+	b       buffer
+	backend string
+}
+
+// NewBuffer allocates size bytes (at least 1), zero-filled, on the placed kernel's device.
+func (pl *Placed) NewBuffer(size int) (*DeviceBuffer, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("%s: NewBuffer(%d): the size must be positive", pl.where(), size)
+	}
+	b, err := pl.d.newBuffer(size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: NewBuffer(%d): %w", pl.where(), size, err)
+	}
+	return &DeviceBuffer{d: pl.d, b: b, backend: pl.p.Backend}, nil
+}
+
+// Size returns the buffer's size in bytes.
+func (b *DeviceBuffer) Size() int { return b.b.Size() }
+
+// Write copies data into the buffer at offset (after the runs before it).
+func (b *DeviceBuffer) Write(offset int, data []byte) error { return b.b.Write(offset, data) }
+
+// Read copies len(dst) bytes of the buffer from offset into dst (after the runs before it).
+func (b *DeviceBuffer) Read(offset int, dst []byte) error { return b.b.Read(offset, dst) }
+
+// Release frees the buffer; releasing twice is a no-op.
+func (b *DeviceBuffer) Release() { b.b.Release() }
+
+// RunOn dispatches the kernel once over groups workgroups on buffers of its device (NewBuffer),
+// in binding order, with params as Run takes them, and waits for it. Nothing is copied between
+// the host and the device: the buffers keep the results for the next run.
+func (pl *Placed) RunOn(groups [3]uint32, bufs []*DeviceBuffer, params ...any) error {
+	sizes := make([]int, len(bufs))
+	db := make([]buffer, len(bufs))
+	for i, b := range bufs {
+		if b == nil || b.d != pl.d {
+			return fmt.Errorf("%s: buffer %d is nil or not on this kernel's device (%s)", pl.where(), i, pl.p.Backend)
+		}
+		sizes[i], db[i] = b.Size(), b.b
+	}
+	words, err := pl.check(groups, sizes, params)
+	if err != nil {
+		return err
+	}
+	if err := pl.run(db, words, groups); err != nil {
+		return fmt.Errorf("%s: %w", pl.where(), err)
+	}
+	return nil
+}
+
+// where names the placed kernel in errors.
+func (pl *Placed) where() string {
+	return fmt.Sprintf("prebuilt: %s (%s) on %s", pl.k.Name, pl.k.Source, pl.p.Backend)
+}
+
+// check checks a run's buffer sizes (one per binding, each a whole number of elements, at least
+// one), parameters and grid, and returns the parameters' 32-bit words.
+func (pl *Placed) check(groups [3]uint32, sizes []int, params []any) ([]uint32, error) {
+	k, where := pl.k, pl.where()
+	if len(sizes) != len(k.Buffers) {
+		return nil, fmt.Errorf("%s: %d buffers given, the kernel has %d (%s)", where, len(sizes), len(k.Buffers), bufferList(k))
 	}
 	for i, b := range k.Buffers {
 		switch {
 		case b.ElemBytes <= 0:
-			return fmt.Errorf("%s: buffer %s has no element size (regenerate)", where, b.Name)
-		case len(bufs[i]) == 0:
-			return fmt.Errorf("%s: buffer %s is empty (a device cannot bind an empty buffer; pass at least one %s)", where, b.Name, b.Elem)
-		case len(bufs[i])%b.ElemBytes != 0:
-			return fmt.Errorf("%s: buffer %s has %d bytes, not a whole number of %d-byte %s elements", where, b.Name, len(bufs[i]), b.ElemBytes, b.Elem)
+			return nil, fmt.Errorf("%s: buffer %s has no element size (regenerate)", where, b.Name)
+		case sizes[i] == 0:
+			return nil, fmt.Errorf("%s: buffer %s is empty (a device cannot bind an empty buffer; pass at least one %s)", where, b.Name, b.Elem)
+		case sizes[i]%b.ElemBytes != 0:
+			return nil, fmt.Errorf("%s: buffer %s has %d bytes, not a whole number of %d-byte %s elements", where, b.Name, sizes[i], b.ElemBytes, b.Elem)
 		}
 	}
 	if len(params) != len(k.Params) {
-		return fmt.Errorf("%s: %d parameters given, the kernel has %d (%s)", where, len(params), len(k.Params), paramList(k))
+		return nil, fmt.Errorf("%s: %d parameters given, the kernel has %d (%s)", where, len(params), len(k.Params), paramList(k))
 	}
 	words := make([]uint32, len(params))
 	for i, p := range k.Params {
 		w, err := paramWord(p, params[i])
 		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		words[i] = w
 	}
 	if groups[0] == 0 || groups[1] == 0 || groups[2] == 0 {
-		return fmt.Errorf("%s: workgroup count %v has a zero", where, groups)
+		return nil, fmt.Errorf("%s: workgroup count %v has a zero", where, groups)
 	}
-	if err := pl.run(bufs, words, groups); err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	return nil
+	return words, nil
 }
 
 func bufferList(k *Kernel) string {

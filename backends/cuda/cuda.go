@@ -22,10 +22,12 @@
 // Device compiles (Compile, CompileNVRTC) or loads (Load) a Kernel, allocates Buffers, and
 // launches synchronously (Launch), in a timed loop (Bench), or as a Stream of launches on Views
 // (a buffer's address plus an offset) enqueued back to back on one CUDA stream and waited for
-// once; Stats counts submissions, waits, launches and host copies. The device half (Buffer,
-// View, Stats, the launch checks, Launch, Bench, Stream) is shared with package hip through
-// internal/gpudrv; this package supplies the driver calls, DeviceInfo and NVRTC. An error that
-// says the runtime cannot be used here wraps ErrUnavailable.
+// once; Stats counts submissions, waits, launches and host copies. The Device is the one driver
+// of internal/gpudrv, shared with package hip; this package supplies the CUDA spellings of its
+// calls, the CUresult names, the attribute numbers, cuInit's and the primary context's handling,
+// DeviceInfo and NVRTC's targets. OpenEmulated opens the same Device over host emulation of the
+// text (package backends/cfamily/host, level H), for machines without a GPU. An error that says
+// the runtime cannot be used here wraps ErrUnavailable.
 package cuda
 
 import (
@@ -85,14 +87,23 @@ var cudaNative = [ir.NativeCount]string{
 // Emit lowers k for CUDA (Caps) and prints it. Errors name the Go source position of the
 // offending instruction or resource.
 func Emit(k *ir.Kernel) (string, error) {
+	src, _, err := EmitLowered(k)
+	return src, err
+}
+
+// EmitLowered is Emit that also returns the lowered kernel the text prints: its buffers are the
+// text's pointer arguments, its parameters the scalars after them, then one element count per
+// buffer of LenRefs.
+func EmitLowered(k *ir.Kernel) (string, *ir.Kernel, error) {
 	if k == nil {
-		return "", fmt.Errorf("cuda: Emit: nil kernel")
+		return "", nil, fmt.Errorf("cuda: Emit: nil kernel")
 	}
 	low, err := lower.Run(k, Caps)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return cfamily.Print(low, Dialect)
+	src, err := cfamily.Print(low, Dialect)
+	return src, low, err
 }
 
 // bareDecls are the declarations clang without the CUDA headers needs, per name the printer

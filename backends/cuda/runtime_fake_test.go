@@ -98,7 +98,7 @@ func TestRuntimeFakeDriver(t *testing.T) {
 	}
 
 	// A code the table lacks is named by the driver's cuGetErrorName.
-	if l, err := loadDriver(); err != nil || l.resultName(4242) != "CUDA_ERROR_FAKE_4242" {
+	if l, err := cudaDriver.Load(); err != nil || l.resultName(4242) != "CUDA_ERROR_FAKE_4242" {
 		t.Errorf("cuGetErrorName fallback: %v", err)
 	}
 

@@ -2,13 +2,15 @@ package cuda
 
 import (
 	"errors"
-	"github.com/onesource-go/onesource/internal/dynlib"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/onesource-go/onesource/internal/dynlib"
+	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
 // TestRuntimeAvailability checks the answer Available gives on this machine: nil, or an error
@@ -163,10 +165,10 @@ func TestRuntimeResolveVersioned(t *testing.T) {
 // TestDriverTable resolves the whole driver table against fake libraries: one with the _v2
 // symbols (CUDA 4 and later) and one without, and one that lacks functions.
 func TestRuntimeDriverTable(t *testing.T) {
-	l := &cuDriver{}
+	l := &gpudrv.Library{}
 	plain, versioned := rtFakeSymbols{}, rtFakeSymbols{}
 	addr := uintptr(1)
-	for _, s := range l.table() {
+	for _, s := range l.Table(cudaSymbols) {
 		names := s.Names
 		if names == nil {
 			names = []string{s.Fn}
@@ -177,7 +179,7 @@ func TestRuntimeDriverTable(t *testing.T) {
 		}
 		addr++
 	}
-	got, err := dynlib.ResolveAll("fake", l.table(), versioned.lookup)
+	got, err := dynlib.ResolveAll("fake", l.Table(cudaSymbols), versioned.lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,17 +192,17 @@ func TestRuntimeDriverTable(t *testing.T) {
 			t.Errorf("versioned library: %s resolved to %q, want %q", fn, got[fn], want)
 		}
 	}
-	got, err = dynlib.ResolveAll("fake", l.table(), plain.lookup)
+	got, err = dynlib.ResolveAll("fake", l.Table(cudaSymbols), plain.lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got["cuMemAlloc"] != "cuMemAlloc" || l.cuMemAlloc == 0 {
+	if got["cuMemAlloc"] != "cuMemAlloc" || l.Calls[gpudrv.CallAlloc] == 0 {
 		t.Errorf("plain library: cuMemAlloc resolved to %q", got["cuMemAlloc"])
 	}
 	delete(plain, "cuInit")
 	delete(plain, "cuFuncGetParamInfo") // optional
 	delete(plain, "cuMemAlloc")
-	_, err = dynlib.ResolveAll(`"libfake.so"`, l.table(), plain.lookup)
+	_, err = dynlib.ResolveAll(`"libfake.so"`, l.Table(cudaSymbols), plain.lookup)
 	if err == nil || !strings.Contains(err.Error(), "cuInit") || !strings.Contains(err.Error(), "cuMemAlloc_v2|cuMemAlloc") ||
 		strings.Contains(err.Error(), "cuFuncGetParamInfo") {
 		t.Fatalf("missing functions: %v", err)

@@ -26,10 +26,12 @@
 // compiles (Compile, CompileHIPRTC) or loads (Load) a Kernel, allocates Buffers, and launches
 // synchronously (Launch), in a timed loop (Bench), or as a Stream of launches on Views (a
 // buffer's address plus an offset) enqueued back to back on one HIP stream and waited for once;
-// Stats counts submissions, waits, launches and host copies. The device half (Buffer, View,
-// Stats, the launch checks, Launch, Bench, Stream) is shared with package cuda through
-// internal/gpudrv; this package supplies the runtime calls, DeviceInfo and HIPRTC. An error
-// that says the runtime cannot be used here wraps ErrUnavailable.
+// Stats counts submissions, waits, launches and host copies. The Device is the one driver of
+// internal/gpudrv, shared with package cuda; this package supplies the HIP spellings of its
+// calls, the hipError_t names, the attribute numbers, gcnArchName, DeviceInfo and HIPRTC's target
+// checks. OpenEmulated opens the same Device over host emulation of the text (package
+// backends/cfamily/host, level H), for machines without a GPU. An error that says the runtime
+// cannot be used here wraps ErrUnavailable.
 package hip
 
 import (
@@ -132,18 +134,27 @@ var hipNative = [ir.NativeCount]string{
 
 // Emit lowers k for the gfx target arch (Generic for any AMD GPU) and prints it.
 func Emit(k *ir.Kernel, arch string) (string, error) {
+	src, _, err := EmitLowered(k, arch)
+	return src, err
+}
+
+// EmitLowered is Emit that also returns the lowered kernel the text prints: its buffers are the
+// text's pointer arguments, its parameters the scalars after them, then one element count per
+// buffer of LenRefs.
+func EmitLowered(k *ir.Kernel, arch string) (string, *ir.Kernel, error) {
 	if k == nil {
-		return "", fmt.Errorf("hip: Emit: nil kernel")
+		return "", nil, fmt.Errorf("hip: Emit: nil kernel")
 	}
 	d, err := DialectFor(arch)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	low, err := lower.Run(k, d.Caps)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return cfamily.Print(low, d)
+	src, err := cfamily.Print(low, d)
+	return src, low, err
 }
 
 // divF16 divides in f32 and rounds to f16 (bit for bit the correctly rounded f16 quotient).

@@ -1,38 +1,22 @@
 package hip
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"unsafe"
 
-	"github.com/onesource-go/onesource/internal/dynlib"
+	"github.com/onesource-go/onesource/backends/cfamily/host"
 	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
 // DeviceInfo describes a HIP device: what Devices lists and what an open Device reports through
-// Info.
+// Info. The embedded Properties are what CUDA reports too (Name from hipDeviceGetName, e.g. "AMD
+// Instinct MI210"; Multiprocessors counts compute units; WarpSize is 64 on CDNA and GCN, 32 on
+// RDNA; LDS is the shared memory).
 type DeviceInfo struct {
-	Index        int    // the device ordinal (Open's argument)
-	Name         string // hipDeviceGetName, e.g. "AMD Instinct MI210"
-	Arch         string // the target ID (gcnArchName), e.g. "gfx90a:sramecc+:xnack-"; "" if unknown
-	ComputeMajor int    // hipDeviceAttributeComputeCapabilityMajor
-	ComputeMinor int    // hipDeviceAttributeComputeCapabilityMinor
-	TotalMemory  uint64 // bytes (hipDeviceTotalMem)
-	PCIBusID     string // "domain:bus:device.0"
-
-	Multiprocessors      int       // compute units (hipDeviceAttributeMultiprocessorCount)
-	WarpSize             int       // 64 on CDNA and GCN, 32 on RDNA
-	MaxThreadsPerBlock   int       // threads a block may have
-	MaxBlock             [3]uint32 // largest block dimensions
-	MaxGrid              [3]uint32 // largest grid dimensions
-	SharedMemoryPerBlock int       // bytes of LDS a block may use
-	L2CacheSize          int       // bytes (0: not reported)
-	ClockKHz             int       // peak clock (0: not reported)
-	MemoryClockKHz       int       // peak memory clock (0: not reported)
-	MemoryBusWidth       int       // bits (0: not reported)
+	gpudrv.Properties
+	Arch string // the target ID (gcnArchName), e.g. "gfx90a:sramecc+:xnack-"; "" if unknown
 }
 
 // Processor returns the target ID's processor, e.g. "gfx90a" for "gfx90a:sramecc+:xnack-".
@@ -41,48 +25,14 @@ func (i DeviceInfo) Processor() string {
 	return p
 }
 
-// hipDeviceAttribute_t values the runtime reads. These are the numbers ROCm 5.0 introduced and
-// ROCm 6 and 7 keep (later releases only append and rename retired entries "Unused"); ROCm 4's
-// enum was different, which device catches by checking that the warp size is 32 or 64.
-const (
-	hipAttrClockRate               = 5
-	hipAttrL2CacheSize             = 19
-	hipAttrComputeCapabilityMajor  = 23
-	hipAttrMaxBlockDimX            = 26
-	hipAttrMaxGridDimX             = 29
-	hipAttrMaxThreadsPerBlock      = 56
-	hipAttrMemoryBusWidth          = 59
-	hipAttrMemoryClockRate         = 60
-	hipAttrComputeCapabilityMinor  = 61
-	hipAttrMultiprocessorCount     = 63
-	hipAttrPCIBusID                = 67
-	hipAttrPCIDeviceID             = 68
-	hipAttrPCIDomainID             = 69
-	hipAttrMaxSharedMemoryPerBlock = 74
-	hipAttrWarpSize                = 87
-)
-
-// attribute reads one device attribute.
-func (l *hipLib) attribute(index, attr int) (int, error) {
-	var v int32
-	err := l.check("hipDeviceGetAttribute", dynlib.Call(l.hipDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(index)))
-	return int(v), err
-}
-
-// deviceCount returns hipGetDeviceCount; no device is an unavailable error.
-func (l *hipLib) deviceCount() (int, error) {
-	var n int32
-	if err := l.check("hipGetDeviceCount", dynlib.Call(l.hipGetDeviceCount, uintptr(unsafe.Pointer(&n)))); err != nil {
-		var re *ResultError
-		if errors.As(err, &re) && hipNoDevice(re.Code) {
-			return 0, rtUnavailable("no HIP device (%s: %v)", l.path, err)
-		}
-		return 0, rtUnavailable("%q: %v", l.path, err)
-	}
-	if n <= 0 {
-		return 0, rtUnavailable("no HIP device (%s reports none)", l.path)
-	}
-	return int(n), nil
+// hipAttrs are the hipDeviceAttribute_t numbers of the Properties. These are the numbers ROCm 5.0
+// introduced and ROCm 6 and 7 keep (later releases only append and rename retired entries
+// "Unused"); ROCm 4's enum was different, which device catches by checking that the warp size is
+// 32 or 64.
+var hipAttrs = gpudrv.AttrNumbers{
+	ClockRate: 5, L2CacheSize: 19, ComputeMajor: 23, BlockDimX: 26, GridDimX: 29, MaxThreadsPerBlock: 56,
+	MemoryBusWidth: 59, MemoryClockRate: 60, ComputeMinor: 61, Multiprocessors: 63, PCIBus: 67, PCIDevice: 68,
+	PCIDomain: 69, SharedMemoryPerBlock: 74, WarpSize: 87,
 }
 
 // rtPropsSize is the buffer hipGetDeviceProperties writes into: larger than any hipDeviceProp_t
@@ -97,11 +47,8 @@ var rtArchPattern = regexp.MustCompile(`gfx[0-9a-f]{3,5}(:[a-z0-9_]+[+-])*\x00`)
 // into a large zeroed buffer and the first NUL-terminated "gfx..." string after the 256-byte name
 // is taken. "" when the library lacks the function or the string is not there.
 func (l *hipLib) gcnArchName(index int) string {
-	if l.hipGetDeviceProperties == 0 {
-		return ""
-	}
 	buf := make([]byte, rtPropsSize)
-	if dynlib.Call(l.hipGetDeviceProperties, uintptr(unsafe.Pointer(&buf[0])), uintptr(index)) != 0 {
+	if l.Do(hipGetDeviceProperties, uintptr(unsafe.Pointer(&buf[0])), uintptr(index)) != nil {
 		return ""
 	}
 	return rtFindArch(buf)
@@ -123,100 +70,99 @@ func rtFindArch(props []byte) string {
 
 // device returns what device index is.
 func (l *hipLib) device(index int) (DeviceInfo, error) {
-	info := DeviceInfo{Index: index}
-	var dev int32
-	if err := l.check("hipDeviceGet", dynlib.Call(l.hipDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(index))); err != nil {
-		return info, err
-	}
-	name := make([]byte, 256)
-	if err := l.check("hipDeviceGetName", dynlib.Call(l.hipDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(dev))); err != nil {
-		return info, err
-	}
-	info.Name = dynlib.GoString(name)
-	var mem uint64
-	if err := l.check("hipDeviceTotalMem", dynlib.Call(l.hipDeviceTotalMem, uintptr(unsafe.Pointer(&mem)), uintptr(dev))); err != nil {
-		return info, err
-	}
-	info.TotalMemory = mem
-	get := func(attr int) (int, error) { return l.attribute(index, attr) }
-	err := gpudrv.ReadAttrs(get, []gpudrv.Attr{
-		{ID: hipAttrWarpSize, Dst: &info.WarpSize},
-		{ID: hipAttrComputeCapabilityMajor, Dst: &info.ComputeMajor},
-		{ID: hipAttrComputeCapabilityMinor, Dst: &info.ComputeMinor},
-		{ID: hipAttrMultiprocessorCount, Dst: &info.Multiprocessors},
-		{ID: hipAttrMaxThreadsPerBlock, Dst: &info.MaxThreadsPerBlock},
-		{ID: hipAttrMaxSharedMemoryPerBlock, Dst: &info.SharedMemoryPerBlock},
-	}, []gpudrv.Attr{
-		{ID: hipAttrL2CacheSize, Dst: &info.L2CacheSize},
-		{ID: hipAttrClockRate, Dst: &info.ClockKHz},
-		{ID: hipAttrMemoryClockRate, Dst: &info.MemoryClockKHz},
-		{ID: hipAttrMemoryBusWidth, Dst: &info.MemoryBusWidth},
-	})
+	p, _, err := l.Describe(index, hipAttrs, true)
+	info := DeviceInfo{Properties: p}
 	if err != nil {
 		return info, err
 	}
 	if info.WarpSize != 32 && info.WarpSize != 64 {
 		return info, fmt.Errorf("hipDeviceGetAttribute(hipDeviceAttributeWarpSize=%d) gives %d, not 32 or 64: %q numbers device attributes as ROCm 4 did, which this runtime does not support",
-			hipAttrWarpSize, info.WarpSize, l.path)
+			hipAttrs.WarpSize, info.WarpSize, l.Path)
 	}
-	if info.MaxBlock, info.MaxGrid, err = gpudrv.ReadDims(get, hipAttrMaxBlockDimX, hipAttrMaxGridDimX); err != nil {
-		return info, err
-	}
-	info.PCIBusID = gpudrv.PCIBusID(get, hipAttrPCIDomainID, hipAttrPCIBusID, hipAttrPCIDeviceID)
 	info.Arch = l.gcnArchName(index)
 	return info, nil
 }
 
-// rtAvailability remembers Available's answer per library choice.
-var rtAvailability gpudrv.Memo[struct{}]
+// ErrUnavailable is wrapped by every error that says the HIP runtime cannot be used on this
+// machine (no library, no device): errors.Is(err, ErrUnavailable). Such an error reads
+// "unavailable: hip: <reason>". It is the shared internal/gpudrv value, which package cuda
+// re-exports too.
+var ErrUnavailable = gpudrv.ErrUnavailable
+
+// ResultError is a HIP or HIPRTC call that returned something other than success: Call names
+// the C function as resolved (e.g. "hipModuleLaunchKernel" or "hipGetDevicePropertiesR0600"),
+// Code is the hipError_t or hiprtcResult value and Name its name (e.g. "hipErrorNoDevice").
+type ResultError = gpudrv.ResultError
 
 // Available reports whether the HIP runtime can be used: the runtime library loads and
 // initialises, it has at least one device, and HIPRTC loads (Compile needs it). The error, when
 // not nil, wraps ErrUnavailable and says why, e.g. "unavailable: hip: no HIP device (...)". The
-// answer is remembered per library choice (see LibraryEnv and HIPRTCLibraryEnv).
-func Available() error {
-	names, _ := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
-	rtcNames, _ := dynlib.Candidates(HIPRTCLibraryEnv, rtHIPRTCNames, rtROCmLibDirs)
-	key := strings.Join(names, "\x00") + "\x01" + strings.Join(rtcNames, "\x00")
-	_, err := rtAvailability.Get(key, func() (struct{}, error) { return struct{}{}, rtAvailable() })
-	return err
-}
-
-func rtAvailable() error {
-	l, err := rtInitialised()
-	if err != nil {
-		return err
-	}
-	if _, err := l.deviceCount(); err != nil {
-		return err
-	}
-	if _, err := loadHIPRTC(); err != nil {
-		return err
-	}
-	return nil
-}
+// answer is remembered per library choice (see LibraryEnv and HIPRTCLibraryEnv). The emulated
+// device (OpenEmulated) is not a HIP runtime: Available does not count it.
+func Available() error { return gpudrv.Available(hipRuntime, hiprtc) }
 
 // Devices lists the HIP devices. It needs the runtime library only (not HIPRTC).
 func Devices() ([]DeviceInfo, error) {
-	l, err := rtInitialised()
-	if err != nil {
-		return nil, err
-	}
-	n, err := l.deviceCount()
-	if err != nil {
-		return nil, err
-	}
-	return gpudrv.List("hip", n, l.device)
+	l, _ := hipRuntime.Ready()
+	return gpudrv.List("hip", hipRuntime.Count, l.device)
 }
 
-// Device is an open HIP device: one stream that every launch goes to and events for timing (the
-// shared device of internal/gpudrv over the HIP runtime). Its methods are safe for concurrent
-// use; work is submitted one call at a time. Every call makes the device current (hipSetDevice)
-// on a locked OS thread for its duration, so goroutines may use a Device from any thread.
+// Device is an open HIP device: one stream that every launch goes to and events for timing: the
+// shared device of internal/gpudrv (Compile, Load, NewBuffer, Launch, Bench, NewStream, Stats,
+// Close) over the HIP runtime, or over the host emulation of OpenEmulated. Its methods are safe
+// for concurrent use; work is submitted one call at a time. Every call makes the device current
+// (hipSetDevice) on a locked OS thread for its duration, so goroutines may use a Device from any
+// thread.
 type Device struct {
-	d    *gpudrv.Device
-	lib  *hipLib
+	*gpudrv.Device
 	info DeviceInfo
+	lib  *hipLib // nil on the emulated device
+}
+
+// Info describes the device.
+func (d *Device) Info() DeviceInfo { return d.info }
+
+// RuntimeVersion returns hipRuntimeGetVersion of the loaded library (0 if it cannot say, and on
+// the emulated device).
+func (d *Device) RuntimeVersion() int {
+	if d.lib == nil {
+		return 0
+	}
+	return d.lib.runtimeVersion
+}
+
+// Open opens device index (an index into Devices): it creates a stream and two timing events on
+// it. Compile builds with HIPRTC for the device's target (gcnArchName).
+func Open(index int) (*Device, error) {
+	l, err := hipRuntime.Device(index)
+	if err != nil {
+		return nil, err
+	}
+	info, err := l.device(index)
+	if err != nil {
+		return nil, fmt.Errorf("hip: Open: device %d: %w", index, err)
+	}
+	compile := func(src, name string, options []string) (CodeObject, error) {
+		if info.Arch == "" {
+			return CodeObject{}, fmt.Errorf("hip: Compile: device %d (%s) did not report its target (gcnArchName)", info.Index, info.Name)
+		}
+		return CompileHIPRTC(src, name, info.Arch, options...)
+	}
+	cfg := gpudrv.Config{Compile: compile, Driver: fmt.Sprintf("HIP runtime %d, %s", l.runtimeVersion, info.Arch)}
+	return open(&gpudrv.LibraryDriver{Lib: l.Library, Handle: uintptr(index)}, info, l, cfg)
+}
+
+// open opens the shared device over drv for the device info describes, with cfg's compiler
+// (HIPRTC, or the emulation's host compiler) and driver identity; the rest of cfg comes from
+// info.
+func open(drv gpudrv.Driver, info DeviceInfo, l *hipLib, cfg gpudrv.Config) (*Device, error) {
+	cfg.Backend, cfg.Index, cfg.Name, cfg.Sticky, cfg.SourceExt = "hip", info.Index, info.Name, hipStickyErrors, ".hip"
+	cfg.MaxThreadsPerBlock, cfg.MaxBlock, cfg.MaxGrid = info.MaxThreadsPerBlock, info.MaxBlock, info.MaxGrid
+	d, err := gpudrv.Open(drv, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Device{Device: d, info: info, lib: l}, nil
 }
 
 // Buffer is a region of device memory (hipMalloc). Write and Read copy synchronously between it
@@ -236,177 +182,18 @@ const ViewAlignment = gpudrv.ViewAlignment
 // copies.
 type Stats = gpudrv.Stats
 
-// Open opens device index (an index into Devices): it creates a stream and two timing events on
-// it.
-func Open(index int) (*Device, error) {
-	l, err := rtInitialised()
+// OpenEmulated opens the emulated HIP device: the shared device over host execution of the HIP
+// text on the CPU (package backends/cfamily/host, level H: slow, exact, never reported as X).
+// Its buffers, kernels, launch checks, streams and counters are those of a GPU's Device; Compile
+// builds the text with the host C++ compiler (cached by content hash) instead of HIPRTC, and the
+// wavefront is 64 lanes wide, as on CDNA (gfx90a, the target conformance emits for). It needs a
+// C++ compiler, not a GPU: without one the error wraps ErrUnavailable.
+func OpenEmulated() (*Device, error) {
+	opts := host.Options{SubgroupSize: 64}
+	drv, err := host.NewDriver(host.HIP, opts)
 	if err != nil {
-		return nil, err
+		return nil, gpudrv.Unavailable("hip", "emulated device: %v", err)
 	}
-	n, err := l.deviceCount()
-	if err != nil {
-		return nil, err
-	}
-	if index < 0 || index >= n {
-		return nil, fmt.Errorf("hip: Open: device index %d out of range: %d device(s)", index, n)
-	}
-	info, err := l.device(index)
-	if err != nil {
-		return nil, fmt.Errorf("hip: Open: device %d: %w", index, err)
-	}
-	d, err := gpudrv.Open(&hipDevice{l: l, index: index}, gpudrv.Config{
-		Backend: "hip", Index: index, Name: info.Name, MaxThreadsPerBlock: info.MaxThreadsPerBlock,
-		MaxBlock: info.MaxBlock, MaxGrid: info.MaxGrid, Sticky: hipStickyErrors,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hip: Open: device %d (%s): %w", index, info.Name, err)
-	}
-	return &Device{d: d, lib: l, info: info}, nil
+	cfg := gpudrv.Config{Compile: host.EmulatedCompile(host.HIP, opts), Driver: drv.Identity(), Emulated: true}
+	return open(drv, DeviceInfo{Properties: drv.Properties(), Arch: "host"}, nil, cfg)
 }
-
-// Info describes the device.
-func (d *Device) Info() DeviceInfo { return d.info }
-
-// RuntimeVersion returns hipRuntimeGetVersion of the loaded library (0 if it cannot say).
-func (d *Device) RuntimeVersion() int { return d.lib.runtimeVersion }
-
-// Close waits for the device's work to finish and frees everything made on it: buffers,
-// kernels, the stream and the events. Closing twice is a no-op; the error is the wait's.
-func (d *Device) Close() error { return d.d.Close() }
-
-// NewBuffer allocates size bytes (at least 1) of device memory, zero-filled.
-func (d *Device) NewBuffer(size int) (*Buffer, error) { return d.d.NewBuffer(size) }
-
-// Stats returns the device's counters.
-func (d *Device) Stats() Stats { return d.d.Stats() }
-
-// hipDevice is the HIP runtime for one open device: gpudrv.Driver over its ordinal.
-type hipDevice struct {
-	l     *hipLib
-	index int
-}
-
-func (h *hipDevice) Current() error {
-	return h.l.check("hipSetDevice", dynlib.Call(h.l.hipSetDevice, uintptr(h.index)))
-}
-
-func (h *hipDevice) Alloc(size int) (uint64, error) {
-	var p uintptr
-	err := h.l.check("hipMalloc", dynlib.Call(h.l.hipMalloc, uintptr(unsafe.Pointer(&p)), uintptr(size)))
-	return uint64(p), err
-}
-
-func (h *hipDevice) Free(p uint64) error {
-	return h.l.check("hipFree", dynlib.Call(h.l.hipFree, uintptr(p)))
-}
-
-func (h *hipDevice) Zero(p uint64, n int) error {
-	return h.l.check("hipMemset", dynlib.Call(h.l.hipMemset, uintptr(p), 0, uintptr(n)))
-}
-
-// CopyHtoD is synchronous with the null stream; the device's stream is a blocking one, so
-// earlier launches finish first.
-func (h *hipDevice) CopyHtoD(dst uint64, src []byte) error {
-	return h.l.check("hipMemcpyHtoD", dynlib.Call(h.l.hipMemcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))))
-}
-
-func (h *hipDevice) CopyDtoH(dst []byte, src uint64) error {
-	return h.l.check("hipMemcpyDtoH", dynlib.Call(h.l.hipMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst))))
-}
-
-func (h *hipDevice) LoadModule(code []byte) (uintptr, error) {
-	img := slices.Clone(code)
-	var m uintptr
-	err := h.l.check("hipModuleLoadData", dynlib.Call(h.l.hipModuleLoadData, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&img[0]))))
-	return m, err
-}
-
-func (h *hipDevice) UnloadModule(m uintptr) error {
-	return h.l.check("hipModuleUnload", dynlib.Call(h.l.hipModuleUnload, m))
-}
-
-func (h *hipDevice) Function(m uintptr, name string) (uintptr, error) {
-	var fn uintptr
-	err := h.l.check("hipModuleGetFunction", dynlib.Call(h.l.hipModuleGetFunction, uintptr(unsafe.Pointer(&fn)), m, uintptr(unsafe.Pointer(dynlib.CBytes(name)))))
-	return fn, err
-}
-
-// hipFunction_attribute values the runtime reads.
-const (
-	hipFuncAttrMaxThreadsPerBlock = 0
-	hipFuncAttrSharedSizeBytes    = 1
-	hipFuncAttrNumRegs            = 4
-)
-
-// FuncInfo reads what hipFuncGetAttribute reports, where the library has it; every attribute is
-// optional (the thread limit falls back to the device's). HIP cannot list parameter sizes.
-func (h *hipDevice) FuncInfo(fn uintptr) (gpudrv.FuncInfo, error) {
-	var info gpudrv.FuncInfo
-	if h.l.hipFuncGetAttribute == 0 {
-		return info, nil
-	}
-	attr := func(a int) (int, bool) {
-		var v int32
-		ok := dynlib.Call(h.l.hipFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), fn) == 0
-		return int(v), ok
-	}
-	if v, ok := attr(hipFuncAttrMaxThreadsPerBlock); ok && v > 0 {
-		info.MaxThreads = v
-	}
-	info.Registers, _ = attr(hipFuncAttrNumRegs)
-	info.SharedMemory, _ = attr(hipFuncAttrSharedSizeBytes)
-	return info, nil
-}
-
-func (h *hipDevice) Launch(fn uintptr, grid, block [3]uint32, stream uintptr, args []unsafe.Pointer) error {
-	var params uintptr
-	if len(args) > 0 {
-		params = uintptr(unsafe.Pointer(&args[0]))
-	}
-	r := dynlib.Call(h.l.hipModuleLaunchKernel, fn,
-		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
-		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
-		0, stream, params, 0)
-	return h.l.check("hipModuleLaunchKernel", r)
-}
-
-func (h *hipDevice) StreamCreate() (uintptr, error) {
-	var s uintptr
-	err := h.l.check("hipStreamCreate", dynlib.Call(h.l.hipStreamCreate, uintptr(unsafe.Pointer(&s))))
-	return s, err
-}
-
-func (h *hipDevice) StreamDestroy(s uintptr) error {
-	return h.l.check("hipStreamDestroy", dynlib.Call(h.l.hipStreamDestroy, s))
-}
-
-func (h *hipDevice) StreamSync(s uintptr) error {
-	return h.l.check("hipStreamSynchronize", dynlib.Call(h.l.hipStreamSynchronize, s))
-}
-
-func (h *hipDevice) EventCreate() (uintptr, error) {
-	var e uintptr
-	err := h.l.check("hipEventCreate", dynlib.Call(h.l.hipEventCreate, uintptr(unsafe.Pointer(&e))))
-	return e, err
-}
-
-func (h *hipDevice) EventDestroy(e uintptr) error {
-	return h.l.check("hipEventDestroy", dynlib.Call(h.l.hipEventDestroy, e))
-}
-
-func (h *hipDevice) EventRecord(e, s uintptr) error {
-	return h.l.check("hipEventRecord", dynlib.Call(h.l.hipEventRecord, e, s))
-}
-
-func (h *hipDevice) EventSync(e uintptr) error {
-	return h.l.check("hipEventSynchronize", dynlib.Call(h.l.hipEventSynchronize, e))
-}
-
-func (h *hipDevice) EventElapsed(start, end uintptr) (float32, error) {
-	var ms float32
-	err := h.l.check("hipEventElapsedTime", dynlib.Call(h.l.hipEventElapsedTime, uintptr(unsafe.Pointer(&ms)), start, end))
-	return ms, err
-}
-
-// Release does nothing: HIP's device needs no handle held.
-func (h *hipDevice) Release() {}

@@ -58,7 +58,7 @@ func TestRuntimeFakeRuntime(t *testing.T) {
 	t.Run("Saxpy", TestRuntimeDeviceSaxpy)
 	t.Run("Buffers", TestRuntimeDeviceBuffers)
 	t.Run("Stream", TestRuntimeDeviceStream)
-	if l, err := loadHIP(); err != nil || l.errorName(4242) != "hipErrorFake4242" {
+	if l, err := hipRuntime.Load(); err != nil || l.errorName(4242) != "hipErrorFake4242" {
 		t.Errorf("hipGetErrorName fallback: %v", err)
 	}
 	h, err := dynlib.Open(so)

@@ -3,11 +3,11 @@ package hip
 import (
 	"errors"
 	"fmt"
-	"github.com/onesource-go/onesource/internal/dynlib"
 	"regexp"
 	"strings"
 	"unsafe"
 
+	"github.com/onesource-go/onesource/internal/dynlib"
 	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
@@ -21,137 +21,84 @@ const LibraryEnv = "ONESOURCE_HIP_LIBRARY"
 // functions that ROCm 5.0-5.2 keep inside libamdhip64).
 const HIPRTCLibraryEnv = "ONESOURCE_HIPRTC_LIBRARY"
 
-// ErrUnavailable is wrapped by every error that says the HIP runtime cannot be used on this
-// machine (no library, no device): errors.Is(err, ErrUnavailable). Such an error reads
-// "unavailable: hip: <reason>".
-var ErrUnavailable = errors.New("unavailable")
+// The functions only the HIP runtime has.
+const (
+	hipRuntimeGetVersion gpudrv.Call = gpudrv.VendorCalls + iota
+	hipGetErrorName
+	hipGetDeviceProperties
+)
 
-func rtUnavailable(format string, args ...any) error {
-	return fmt.Errorf("%w: hip: %s", ErrUnavailable, fmt.Sprintf(format, args...))
-}
+// hipSymbols spells the shared driver calls, and HIP's own, in the HIP runtime, which mirrors
+// the CUDA driver API call for call (streams and events are made WithFlags, flags 0, to take the
+// same arguments). ROCm 6 changed hipDeviceProp_t and exports the new layout's function as
+// hipGetDevicePropertiesR0600 beside the old one; the runtime reads the struct without mirroring
+// either layout (see gcnArchName).
+var hipSymbols = gpudrv.Symbols{Calls: gpudrv.Spelling{
+	gpudrv.CallCurrent:         {"hipSetDevice"},
+	gpudrv.CallAlloc:           {"hipMalloc"},
+	gpudrv.CallFree:            {"hipFree"},
+	gpudrv.CallZero:            {"hipMemset"},
+	gpudrv.CallCopyHtoD:        {"hipMemcpyHtoD"},
+	gpudrv.CallCopyDtoH:        {"hipMemcpyDtoH"},
+	gpudrv.CallModuleLoad:      {"hipModuleLoadData"},
+	gpudrv.CallModuleUnload:    {"hipModuleUnload"},
+	gpudrv.CallFunction:        {"hipModuleGetFunction"},
+	gpudrv.CallFuncAttribute:   {"hipFuncGetAttribute"},
+	gpudrv.CallLaunch:          {"hipModuleLaunchKernel"},
+	gpudrv.CallStreamCreate:    {"hipStreamCreateWithFlags"},
+	gpudrv.CallStreamDestroy:   {"hipStreamDestroy"},
+	gpudrv.CallStreamSync:      {"hipStreamSynchronize"},
+	gpudrv.CallEventCreate:     {"hipEventCreateWithFlags"},
+	gpudrv.CallEventDestroy:    {"hipEventDestroy"},
+	gpudrv.CallEventRecord:     {"hipEventRecord"},
+	gpudrv.CallEventSync:       {"hipEventSynchronize"},
+	gpudrv.CallEventElapsed:    {"hipEventElapsedTime"},
+	gpudrv.CallDeviceCount:     {"hipGetDeviceCount"},
+	gpudrv.CallDeviceGet:       {"hipDeviceGet"},
+	gpudrv.CallDeviceName:      {"hipDeviceGetName"},
+	gpudrv.CallDeviceTotalMem:  {"hipDeviceTotalMem"},
+	gpudrv.CallDeviceAttribute: {"hipDeviceGetAttribute"},
+	gpudrv.CallInit:            {"hipInit"},
+	gpudrv.CallDeviceSync:      {"hipDeviceSynchronize"},
+}, Optional: gpudrv.Spelling{
+	gpudrv.CallDriverVersion: {"hipDriverGetVersion"},
+	hipRuntimeGetVersion:     {"hipRuntimeGetVersion"},
+	hipGetErrorName:          {"hipGetErrorName"},
+	hipGetDeviceProperties:   hipPropertiesNames,
+}}
 
-// ResultError is a HIP or HIPRTC call that returned something other than success: Call names
-// the C function as resolved (e.g. "hipModuleLaunchKernel" or "hipGetDevicePropertiesR0600"),
-// Code is the hipError_t or hiprtcResult value and Name its name (e.g. "hipErrorNoDevice").
-type ResultError = gpudrv.ResultError
-
-// hipLib is a loaded HIP runtime library with its functions.
-type hipLib struct {
-	path           string
-	source         string
-	h              uintptr
-	symbols        map[string]string
-	runtimeVersion int
-	driverVersion  int
-	initErr        error // what hipInit said, as an unavailable error (nil: rtInitialised)
-
-	hipInit                uintptr
-	hipDriverGetVersion    uintptr
-	hipRuntimeGetVersion   uintptr
-	hipGetErrorName        uintptr
-	hipGetDeviceCount      uintptr
-	hipDeviceGet           uintptr
-	hipDeviceGetName       uintptr
-	hipDeviceGetAttribute  uintptr
-	hipDeviceTotalMem      uintptr
-	hipGetDeviceProperties uintptr
-	hipSetDevice           uintptr
-	hipDeviceSynchronize   uintptr
-	hipModuleLoadData      uintptr
-	hipModuleUnload        uintptr
-	hipModuleGetFunction   uintptr
-	hipFuncGetAttribute    uintptr
-	hipMalloc              uintptr
-	hipFree                uintptr
-	hipMemcpyHtoD          uintptr
-	hipMemcpyDtoH          uintptr
-	hipMemset              uintptr
-	hipModuleLaunchKernel  uintptr
-	hipStreamCreate        uintptr
-	hipStreamDestroy       uintptr
-	hipStreamSynchronize   uintptr
-	hipEventCreate         uintptr
-	hipEventDestroy        uintptr
-	hipEventRecord         uintptr
-	hipEventSynchronize    uintptr
-	hipEventElapsedTime    uintptr
-}
-
-// hipPropertiesNames are the symbols tried for hipGetDeviceProperties: ROCm 6 changed
-// hipDeviceProp_t and exports the new layout's function as hipGetDevicePropertiesR0600 beside
-// the old one. The runtime reads the struct without mirroring either layout (see gcnArchName).
+// hipPropertiesNames are the symbols tried for hipGetDeviceProperties, the ROCm 6 one first.
 var hipPropertiesNames = []string{"hipGetDevicePropertiesR0600", "hipGetDeviceProperties"}
 
-func (l *hipLib) table() []dynlib.Sym {
-	return []dynlib.Sym{
-		{Ptr: &l.hipInit, Fn: "hipInit"},
-		{Ptr: &l.hipDriverGetVersion, Fn: "hipDriverGetVersion", Optional: true},
-		{Ptr: &l.hipRuntimeGetVersion, Fn: "hipRuntimeGetVersion", Optional: true},
-		{Ptr: &l.hipGetErrorName, Fn: "hipGetErrorName", Optional: true},
-		{Ptr: &l.hipGetDeviceCount, Fn: "hipGetDeviceCount"},
-		{Ptr: &l.hipDeviceGet, Fn: "hipDeviceGet"},
-		{Ptr: &l.hipDeviceGetName, Fn: "hipDeviceGetName"},
-		{Ptr: &l.hipDeviceGetAttribute, Fn: "hipDeviceGetAttribute"},
-		{Ptr: &l.hipDeviceTotalMem, Fn: "hipDeviceTotalMem"},
-		{Ptr: &l.hipGetDeviceProperties, Fn: "hipGetDeviceProperties", Names: hipPropertiesNames, Optional: true},
-		{Ptr: &l.hipSetDevice, Fn: "hipSetDevice"},
-		{Ptr: &l.hipDeviceSynchronize, Fn: "hipDeviceSynchronize"},
-		{Ptr: &l.hipModuleLoadData, Fn: "hipModuleLoadData"},
-		{Ptr: &l.hipModuleUnload, Fn: "hipModuleUnload"},
-		{Ptr: &l.hipModuleGetFunction, Fn: "hipModuleGetFunction"},
-		{Ptr: &l.hipFuncGetAttribute, Fn: "hipFuncGetAttribute", Optional: true},
-		{Ptr: &l.hipMalloc, Fn: "hipMalloc"},
-		{Ptr: &l.hipFree, Fn: "hipFree"},
-		{Ptr: &l.hipMemcpyHtoD, Fn: "hipMemcpyHtoD"},
-		{Ptr: &l.hipMemcpyDtoH, Fn: "hipMemcpyDtoH"},
-		{Ptr: &l.hipMemset, Fn: "hipMemset"},
-		{Ptr: &l.hipModuleLaunchKernel, Fn: "hipModuleLaunchKernel"},
-		{Ptr: &l.hipStreamCreate, Fn: "hipStreamCreate"},
-		{Ptr: &l.hipStreamDestroy, Fn: "hipStreamDestroy"},
-		{Ptr: &l.hipStreamSynchronize, Fn: "hipStreamSynchronize"},
-		{Ptr: &l.hipEventCreate, Fn: "hipEventCreate"},
-		{Ptr: &l.hipEventDestroy, Fn: "hipEventDestroy"},
-		{Ptr: &l.hipEventRecord, Fn: "hipEventRecord"},
-		{Ptr: &l.hipEventSynchronize, Fn: "hipEventSynchronize"},
-		{Ptr: &l.hipEventElapsedTime, Fn: "hipEventElapsedTime"},
-	}
+// hipLib is a loaded HIP runtime library and its versions.
+type hipLib struct {
+	*gpudrv.Library
+	runtimeVersion int
+	driverVersion  int
 }
 
-// errorName names a hipError_t: from the table, else from the library's hipGetErrorName.
+// errorName names a hipError_t: from the table, else by the library's hipGetErrorName (which
+// says "hipErrorUnknown" for a code it does not know).
 func (l *hipLib) errorName(code int) string {
-	if s, ok := hipErrorNames[code]; ok {
-		return s
-	}
-	if l != nil && l.hipGetErrorName != 0 {
-		if s := dynlib.CStringAt(dynlib.Call(l.hipGetErrorName, uintptr(code))); s != "" && s != "hipErrorUnknown" {
+	return gpudrv.NameResult(code, hipErrorNames, "hipError_t", func(code int) string {
+		if l == nil {
+			return ""
+		}
+		if s := l.Text(hipGetErrorName, code); s != "hipErrorUnknown" {
 			return s
 		}
-	}
-	return fmt.Sprintf("hipError_t(%d)", code)
+		return ""
+	}, nil)
 }
 
-// check turns a hipError_t into an error naming the call (nil for hipSuccess).
-func (l *hipLib) check(call string, r uintptr) error {
-	return gpudrv.Check(call, r, l.errorName)
-}
-
-// sym returns the symbol resolved for fn (for error messages naming the versioned call).
-func (l *hipLib) sym(fn string) string {
-	if s := l.symbols[fn]; s != "" {
-		return s
-	}
-	return fn
-}
-
-// rtHIPs holds the HIP runtime libraries loaded, by candidate list.
-var rtHIPs gpudrv.Memo[*hipLib]
-
-// loadHIP loads the HIP runtime library and initialises it (hipInit), once per candidate list;
-// the environment is read on every call, so a changed ONESOURCE_HIP_LIBRARY takes effect. A
-// library that loads but whose hipInit fails (no GPU, no driver) is returned with initErr set.
-func loadHIP() (*hipLib, error) {
-	names, source := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
-	return rtHIPs.Get(strings.Join(names, "\x00"), func() (*hipLib, error) { return openHIP(names, source) })
+// hipRuntime is the HIP runtime library, loaded on first use (LibraryEnv, else the first of
+// the sonames in the ROCm folders) and initialised with hipInit.
+var hipRuntime = &gpudrv.Runtime[*hipLib]{
+	Backend: "hip", What: "HIP runtime library", Env: LibraryEnv, Symbols: hipSymbols,
+	Candidates: func() ([]string, string) { return dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs) },
+	New:        func() *hipLib { return &hipLib{} },
+	Init:       (*hipLib).init,
+	NoDevice:   hipNoDevice,
 }
 
 // hipNoDevice is what hipInit and hipGetDeviceCount return on a machine without an AMD GPU.
@@ -159,157 +106,70 @@ func hipNoDevice(code int) bool {
 	return code == 100 || code == 101 // hipErrorNoDevice, hipErrorInvalidDevice
 }
 
-func openHIP(names []string, source string) (*hipLib, error) {
-	if !dynlib.CanLoad || len(names) == 0 {
-		_, err := dynlib.Open("libamdhip64")
-		return nil, rtUnavailable("%v", err)
+// init keeps lib, reads the versions and initialises the runtime (hipInit): a failed hipInit
+// (no GPU, no driver) is the library's InitErr.
+func (l *hipLib) init(lib *gpudrv.Library) error {
+	l.Library, lib.ResultName = lib, l.errorName
+	var rv, dv int32
+	if lib.Do(hipRuntimeGetVersion, uintptr(unsafe.Pointer(&rv))) == nil {
+		l.runtimeVersion = int(rv)
 	}
-	if unsafe.Sizeof(uintptr(0)) != 8 {
-		return nil, rtUnavailable("the runtime supports 64-bit platforms only")
+	if lib.Do(gpudrv.CallDriverVersion, uintptr(unsafe.Pointer(&dv))) == nil {
+		l.driverVersion = int(dv)
 	}
-	h, path, errs := dynlib.OpenFirst(names)
-	if h == 0 {
-		if source == LibraryEnv {
-			return nil, rtUnavailable("cannot load %q (%s): %s", names[0], source, strings.Join(errs, "; "))
-		}
-		return nil, rtUnavailable("no HIP runtime library found (tried %s; set %s): first error: %s",
-			strings.Join(names, ", "), LibraryEnv, errs[0])
-	}
-	l := &hipLib{path: path, source: source, h: h}
-	syms, err := dynlib.ResolveAll(fmt.Sprintf("%q", path), l.table(), func(name string) uintptr { return dynlib.Symbol(h, name) })
-	l.symbols = syms
-	if err != nil {
-		return nil, rtUnavailable("%q (%s) is not a usable HIP runtime library: %v", path, source, err)
-	}
-	var v int32
-	if l.hipRuntimeGetVersion != 0 && dynlib.Call(l.hipRuntimeGetVersion, uintptr(unsafe.Pointer(&v))) == 0 {
-		l.runtimeVersion = int(v)
-	}
-	if l.hipDriverGetVersion != 0 && dynlib.Call(l.hipDriverGetVersion, uintptr(unsafe.Pointer(&v))) == 0 {
-		l.driverVersion = int(v)
-	}
-	if err := l.check("hipInit", dynlib.Call(l.hipInit, 0)); err != nil {
+	if err := lib.Do(gpudrv.CallInit, 0); err != nil {
 		var re *ResultError
 		if errors.As(err, &re) && hipNoDevice(re.Code) {
-			l.initErr = rtUnavailable("no HIP device (%s: %v)", path, err)
+			lib.InitErr = gpudrv.Unavailable("hip", "no HIP device (%s: %v)", lib.Path, err)
 		} else {
-			l.initErr = rtUnavailable("%q: %v", path, err)
+			lib.InitErr = gpudrv.Unavailable("hip", "%q: %v", lib.Path, err)
 		}
 	}
-	return l, nil
+	return nil
 }
 
-// rtInitialised returns the HIP library after a successful hipInit, or why not.
-func rtInitialised() (*hipLib, error) {
-	l, err := loadHIP()
-	if err != nil {
-		return nil, err
-	}
-	if l.initErr != nil {
-		return nil, l.initErr
-	}
-	return l, nil
-}
+// hiprtcSymbols spells the run-time compiler's program calls in HIPRTC.
+var hiprtcSymbols = gpudrv.Symbols{Calls: gpudrv.RTCSpelling("hiprtc", "GetCodeSize", "GetCode")}
 
-// hiprtcLib is a loaded HIPRTC with its functions, and the code-object manager that checks
-// targets before a compile when it can be loaded.
+// hiprtcLib is a loaded HIPRTC, and the code-object manager that checks targets before a compile
+// when it can be loaded.
 type hiprtcLib struct {
-	path    string
-	symbols map[string]string
-	major   int
-	minor   int
-	comgr   *comgrLib // nil when libamd_comgr cannot be loaded
-
-	hiprtcVersion           uintptr
-	hiprtcGetErrorString    uintptr
-	hiprtcCreateProgram     uintptr
-	hiprtcCompileProgram    uintptr
-	hiprtcDestroyProgram    uintptr
-	hiprtcGetProgramLogSize uintptr
-	hiprtcGetProgramLog     uintptr
-	hiprtcGetCodeSize       uintptr
-	hiprtcGetCode           uintptr
-}
-
-func (n *hiprtcLib) table() []dynlib.Sym {
-	return []dynlib.Sym{
-		{Ptr: &n.hiprtcVersion, Fn: "hiprtcVersion"},
-		{Ptr: &n.hiprtcGetErrorString, Fn: "hiprtcGetErrorString", Optional: true},
-		{Ptr: &n.hiprtcCreateProgram, Fn: "hiprtcCreateProgram"},
-		{Ptr: &n.hiprtcCompileProgram, Fn: "hiprtcCompileProgram"},
-		{Ptr: &n.hiprtcDestroyProgram, Fn: "hiprtcDestroyProgram"},
-		{Ptr: &n.hiprtcGetProgramLogSize, Fn: "hiprtcGetProgramLogSize"},
-		{Ptr: &n.hiprtcGetProgramLog, Fn: "hiprtcGetProgramLog"},
-		{Ptr: &n.hiprtcGetCodeSize, Fn: "hiprtcGetCodeSize"},
-		{Ptr: &n.hiprtcGetCode, Fn: "hiprtcGetCode"},
-	}
-}
-
-// check turns a hiprtcResult into an error naming the call (nil for HIPRTC_SUCCESS).
-func (n *hiprtcLib) check(call string, r uintptr) error {
-	return gpudrv.Check(call, r, n.resultName)
+	*gpudrv.Library
+	major, minor int
+	comgr        *comgrLib // nil when libamd_comgr cannot be loaded
 }
 
 // resultName names a hiprtcResult: from the table, else with hiprtcGetErrorString's text.
 func (n *hiprtcLib) resultName(code int) string {
-	if name, ok := hiprtcResultNames[code]; ok {
-		return name
-	}
-	name := fmt.Sprintf("hiprtcResult(%d)", code)
-	if n != nil && n.hiprtcGetErrorString != 0 {
-		if s := dynlib.CStringAt(dynlib.Call(n.hiprtcGetErrorString, uintptr(code))); s != "" {
-			name += " " + s
-		}
-	}
-	return name
+	return gpudrv.NameResult(code, hiprtcResultNames, "hiprtcResult", nil, func(code int) string { return n.Text(gpudrv.CallRTCErrorString, code) })
 }
 
-// rtHIPRTCs holds the HIPRTC libraries loaded, by candidate lists.
-var rtHIPRTCs gpudrv.Memo[*hiprtcLib]
-
-// loadHIPRTC loads HIPRTC: the library HIPRTCLibraryEnv names, else the first of libhiprtc.so*,
-// else the hiprtc functions inside the HIP runtime library (ROCm 5.0-5.2).
-func loadHIPRTC() (*hiprtcLib, error) {
-	names, source := dynlib.Candidates(HIPRTCLibraryEnv, rtHIPRTCNames, rtROCmLibDirs)
-	hipNames, _ := dynlib.Candidates(LibraryEnv, rtHIPNames, rtROCmLibDirs)
-	key := strings.Join(names, "\x00") + "\x01" + strings.Join(hipNames, "\x00")
-	return rtHIPRTCs.Get(key, func() (*hiprtcLib, error) { return openHIPRTC(names, source) })
+// hiprtc is HIPRTC, loaded on first use: the library HIPRTCLibraryEnv names, else the first of
+// libhiprtc.so* that loads, else the HIP runtime library, whose hiprtc functions ROCm 5.0-5.2
+// keep there (a runtime library without them is refused as not a HIPRTC library).
+var hiprtc = &gpudrv.Runtime[*hiprtcLib]{
+	Backend: "hip", What: "HIPRTC library", Env: HIPRTCLibraryEnv, Symbols: hiprtcSymbols,
+	Candidates: func() ([]string, string) {
+		names, source := dynlib.Candidates(HIPRTCLibraryEnv, rtHIPRTCNames, rtROCmLibDirs)
+		if source == HIPRTCLibraryEnv {
+			return names, source
+		}
+		hipNames, _ := hipRuntime.Candidates()
+		return append(names, hipNames...), source
+	},
+	New:  func() *hiprtcLib { return &hiprtcLib{} },
+	Init: (*hiprtcLib).init,
 }
 
-func openHIPRTC(names []string, source string) (*hiprtcLib, error) {
-	if !dynlib.CanLoad || len(names) == 0 {
-		return nil, rtUnavailable("hiprtc: the runtime cannot load HIPRTC on this platform")
+// init keeps lib, reads HIPRTC's version and loads the code-object manager.
+func (n *hiprtcLib) init(lib *gpudrv.Library) error {
+	n.Library, lib.ResultName = lib, n.resultName
+	var err error
+	if n.major, n.minor, err = lib.RTCVersion(); err != nil {
+		return gpudrv.Unavailable("hip", "hiprtc: %q: %v", lib.Path, err)
 	}
-	h, path, errs := dynlib.OpenFirst(names)
-	if h == 0 && source == HIPRTCLibraryEnv {
-		return nil, rtUnavailable("hiprtc: cannot load %q (%s): %s", names[0], source, strings.Join(errs, "; "))
-	}
-	if h == 0 {
-		// ROCm 5.0-5.2: hiprtc lives in libamdhip64.
-		l, err := loadHIP()
-		if err != nil {
-			return nil, rtUnavailable("hiprtc: no HIPRTC library found (tried %s; set %s), and no HIP runtime library to look in: %v",
-				strings.Join(names, ", "), HIPRTCLibraryEnv, err)
-		}
-		if dynlib.Symbol(l.h, "hiprtcCreateProgram") == 0 {
-			return nil, rtUnavailable("hiprtc: no HIPRTC library found (tried %s; set %s), and %q has no hiprtc functions",
-				strings.Join(names, ", "), HIPRTCLibraryEnv, l.path)
-		}
-		h, path = l.h, l.path
-	}
-	n := &hiprtcLib{path: path}
-	syms, err := dynlib.ResolveAll(fmt.Sprintf("%q", path), n.table(), func(name string) uintptr { return dynlib.Symbol(h, name) })
-	n.symbols = syms
-	if err != nil {
-		return nil, rtUnavailable("hiprtc: %q (%s) is not a usable HIPRTC library: %v", path, source, err)
-	}
-	var major, minor int32
-	if err := n.check("hiprtcVersion", dynlib.Call(n.hiprtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))); err != nil {
-		return nil, rtUnavailable("hiprtc: %q: %v", path, err)
-	}
-	n.major, n.minor = int(major), int(minor)
 	n.comgr = loadComgr()
-	return n, nil
+	return nil
 }
 
 // comgrLib is the AMD code-object manager (libamd_comgr), which HIPRTC compiles through. Some
@@ -385,7 +245,7 @@ func (n *hiprtcLib) checkTarget(target string) error {
 	}
 	if n.comgr != nil && !n.comgr.valid(target) {
 		return fmt.Errorf("hip: hiprtc: %s (%s) does not support the target %q; its processors: %s",
-			n.comgr.path, n.path, target, strings.Join(n.comgr.processors(), " "))
+			n.comgr.path, n.Path, target, strings.Join(n.comgr.processors(), " "))
 	}
 	return nil
 }
@@ -407,27 +267,17 @@ type Library struct {
 // symbols were resolved. The error is about the runtime library only (it wraps ErrUnavailable);
 // a failed hipInit is in InitError and a HIPRTC problem in HIPRTCError.
 func Libraries() (Library, error) {
-	var out Library
-	l, err := loadHIP()
+	l, n, symbols, nerr, err := gpudrv.LoadBoth(hipRuntime, hiprtc)
 	if err != nil {
-		return out, err
+		return Library{}, err
 	}
-	out.Path, out.RuntimeVersion, out.DriverVersion, out.InitError = l.path, l.runtimeVersion, l.driverVersion, l.initErr
-	out.Symbols = map[string]string{}
-	for k, v := range l.symbols {
-		out.Symbols[k] = v
+	out := Library{Path: l.Path, RuntimeVersion: l.runtimeVersion, DriverVersion: l.driverVersion, InitError: l.InitErr,
+		HIPRTCError: nerr, Symbols: symbols}
+	if nerr == nil {
+		out.HIPRTCPath, out.HIPRTCVersion = n.Path, [2]int{n.major, n.minor}
 	}
-	n, nerr := loadHIPRTC()
-	if nerr != nil {
-		out.HIPRTCError = nerr
-	} else {
-		out.HIPRTCPath, out.HIPRTCVersion = n.path, [2]int{n.major, n.minor}
-		if n.comgr != nil {
-			out.ComgrPath = n.comgr.path
-		}
-		for k, v := range n.symbols {
-			out.Symbols[k] = v
-		}
+	if nerr == nil && n.comgr != nil {
+		out.ComgrPath = n.comgr.path
 	}
 	return out, nil
 }

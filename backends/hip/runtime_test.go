@@ -2,7 +2,6 @@ package hip
 
 import (
 	"errors"
-	"github.com/onesource-go/onesource/internal/dynlib"
 	"os"
 	"os/exec"
 	"regexp"
@@ -10,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/onesource-go/onesource/internal/dynlib"
+	"github.com/onesource-go/onesource/internal/gpudrv"
 )
 
 // rtSaxpySource is a hand-written HIP kernel in the emitted kernels' calling convention: buffers
@@ -66,19 +68,19 @@ func TestRuntimeLibraryLoads(t *testing.T) {
 	lib := rtLibrary(t)
 	t.Logf("HIP runtime %s (%s), driver %d, hipInit: %v", lib.Path, FormatVersion(lib.RuntimeVersion), lib.DriverVersion, lib.InitError)
 	t.Logf("HIPRTC %s %v (%v), comgr %s", lib.HIPRTCPath, lib.HIPRTCVersion, lib.HIPRTCError, lib.ComgrPath)
-	l, err := loadHIP()
+	l, err := hipRuntime.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lib.Path == "" || l.hipInit == 0 || l.hipModuleLaunchKernel == 0 {
+	if lib.Path == "" || !l.Has(gpudrv.CallInit) || !l.Has(gpudrv.CallLaunch) {
 		t.Fatalf("library %+v without its functions", lib)
 	}
 	got := lib.Symbols["hipGetDeviceProperties"]
 	want := "hipGetDeviceProperties"
-	if dynlib.Symbol(l.h, "hipGetDevicePropertiesR0600") != 0 {
+	if dynlib.Symbol(l.Handle, "hipGetDevicePropertiesR0600") != 0 {
 		want = "hipGetDevicePropertiesR0600"
 	}
-	if dynlib.Symbol(l.h, want) != 0 && got != want {
+	if dynlib.Symbol(l.Handle, want) != 0 && got != want {
 		t.Fatalf("hipGetDeviceProperties resolved to %q; the library exports %q", got, want)
 	}
 	t.Logf("hipGetDeviceProperties -> %s", got)
@@ -112,26 +114,28 @@ func TestRuntimeResolveVersioned(t *testing.T) {
 			t.Errorf("%v: got %d %q, want %d %q", c.table, addr, name, c.wantAddr, c.wantName)
 		}
 		// The same through the library's whole table.
-		l := &hipLib{}
+		l := &gpudrv.Library{}
 		full := rtFakeSymbols{}
-		for i, s := range l.table() {
+		for i, s := range l.Table(hipSymbols) {
 			if s.Names == nil {
 				full[s.Fn] = uintptr(100 + i)
+			} else if s.Fn != "hipGetDeviceProperties" {
+				full[s.Names[len(s.Names)-1]] = uintptr(100 + i)
 			}
 		}
 		for k, v := range c.table {
 			full[k] = v
 		}
-		syms, err := dynlib.ResolveAll("fake", l.table(), full.lookup)
+		syms, err := dynlib.ResolveAll("fake", l.Table(hipSymbols), full.lookup)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if syms["hipGetDeviceProperties"] != c.wantName || l.hipGetDeviceProperties != c.wantAddr {
-			t.Errorf("%v: table resolved %q at %d", c.table, syms["hipGetDeviceProperties"], l.hipGetDeviceProperties)
+		if syms["hipGetDeviceProperties"] != c.wantName || l.Calls[hipGetDeviceProperties] != c.wantAddr {
+			t.Errorf("%v: table resolved %q at %d", c.table, syms["hipGetDeviceProperties"], l.Calls[hipGetDeviceProperties])
 		}
 	}
-	l := &hipLib{}
-	_, err := dynlib.ResolveAll(`"libfake.so"`, l.table(), rtFakeSymbols{"hipGetDeviceCount": 1}.lookup)
+	l := &gpudrv.Library{}
+	_, err := dynlib.ResolveAll(`"libfake.so"`, l.Table(hipSymbols), rtFakeSymbols{"hipGetDeviceCount": 1}.lookup)
 	if err == nil || !strings.Contains(err.Error(), "hipInit") || strings.Contains(err.Error(), "hipGetDeviceCount") ||
 		strings.Contains(err.Error(), "hipGetDeviceProperties") {
 		t.Fatalf("missing functions: %v", err)
@@ -206,7 +210,7 @@ func TestRuntimeNotAHIPLibrary(t *testing.T) {
 // rtHIPRTC loads HIPRTC or skips the test with the reason.
 func rtHIPRTC(t *testing.T) *hiprtcLib {
 	t.Helper()
-	n, err := loadHIPRTC()
+	n, err := hiprtc.Load()
 	if err != nil {
 		t.Skip(err)
 	}
@@ -249,7 +253,7 @@ func TestRuntimeHIPRTCCompile(t *testing.T) {
 		if co.Target != target || !slices.Contains(co.Options, "-ffp-contract=off") || !slices.Contains(co.Options, "--offload-arch="+target) {
 			t.Fatalf("%s: %+v", target, co.Options)
 		}
-		t.Logf("%s: %d-byte code object from %s", target, len(co.Code), n.path)
+		t.Logf("%s: %d-byte code object from %s", target, len(co.Code), n.Path)
 		asm := disasm(target, co.Code)
 		if asm == "" {
 			continue
@@ -345,23 +349,23 @@ func TestRuntimeFindArch(t *testing.T) {
 // TestRuntimeResultNames checks that results become errors naming the call and the code.
 func TestRuntimeResultNames(t *testing.T) {
 	var l *hipLib
-	if err := l.check("hipInit", 0); err != nil {
+	if err := gpudrv.Check("hipInit", 0, l.errorName); err != nil {
 		t.Fatal(err)
 	}
-	if got := l.check("hipGetDeviceCount", 100).Error(); got != "hipGetDeviceCount: hipErrorNoDevice (100)" {
+	if got := gpudrv.Check("hipGetDeviceCount", 100, l.errorName).Error(); got != "hipGetDeviceCount: hipErrorNoDevice (100)" {
 		t.Fatalf("got %q", got)
 	}
-	if got := l.check("hipInit", 4242).Error(); got != "hipInit: hipError_t(4242) (4242)" {
+	if got := gpudrv.Check("hipInit", 4242, l.errorName).Error(); got != "hipInit: hipError_t(4242) (4242)" {
 		t.Fatalf("got %q", got)
 	}
 	n := &hiprtcLib{}
-	if got := n.check("hiprtcCompileProgram", 6).Error(); got != "hiprtcCompileProgram: HIPRTC_ERROR_COMPILATION (6)" {
+	if got := gpudrv.Check("hiprtcCompileProgram", 6, n.resultName).Error(); got != "hiprtcCompileProgram: HIPRTC_ERROR_COMPILATION (6)" {
 		t.Fatalf("got %q", got)
 	}
 	if FormatVersion(50221153) != "5.2.21153" || FormatVersion(60443483) != "6.4.43483" {
 		t.Errorf("FormatVersion: %s %s", FormatVersion(50221153), FormatVersion(60443483))
 	}
-	if lib, err := loadHIP(); err == nil && lib.hipGetErrorName != 0 {
+	if lib, err := hipRuntime.Load(); err == nil && lib.Has(hipGetErrorName) {
 		// The library names codes the table lacks.
 		if got := lib.errorName(1053); got != "hipErrorRuntimeOther" {
 			t.Logf("1053 -> %q", got)

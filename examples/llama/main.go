@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/engine"
@@ -47,7 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	tunePath := fs.String("tuning", "", "tuning cache (see onesource tune)")
 	ctx := fs.Int("ctx", 0, "KV cache positions (default: the model's context length, at most 2048)")
 	trace := fs.Bool("trace", false, "print who served each cell")
-	backend := fs.String("backend", engine.Vulkan, "backend to run on: vulkan, or cpu (the Go executor: no driver needed)")
+	backend := fs.String("backend", engine.Vulkan, "backend to run on: vulkan, cpu (the Go executor: no driver needed), cuda or hip")
+	emulated := fs.Bool("emulated", false, "with -backend cuda or hip: run on the emulated device (host execution of the emitted text, level H), not a GPU")
 	synth := fs.String("write-synthetic", "", "write the synthetic test model to this file and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -68,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *model == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan]")
+		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan|cuda|hip] [-emulated]")
 		fmt.Fprintln(stderr, "       llama -write-synthetic OUT.gguf")
 		return 2
 	}
@@ -79,10 +81,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *steps < 1 {
 		return fail(errors.New("-steps must be at least 1"))
 	}
-	if *backend != engine.Vulkan && *backend != engine.CPU {
-		return fail(fmt.Errorf("-backend %q: want vulkan or cpu", *backend))
+	switch *backend {
+	case engine.Vulkan, engine.CPU, engine.CUDA, engine.HIP:
+	default:
+		return fail(fmt.Errorf("-backend %q: want vulkan, cpu, cuda or hip", *backend))
 	}
-	opts := engine.Options{Backend: *backend}
+	opts := engine.Options{Backend: *backend, Emulated: *emulated}
 	if *regPath != "" {
 		if opts.Registry, err = registry.Load(*regPath); err != nil {
 			return fail(err)
@@ -121,10 +125,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c := m.Config
 	fmt.Fprintf(stdout, "model: %d layers, dim %d, %d heads (%d kv), ffn %d, vocab %d; %s device %s\n", c.Layers, c.Dim, c.Heads, c.KVHeads, c.FF, c.Vocab, e.Backend(), e.Device().Name)
+	start := time.Now()
 	out, logits, err := llama.Generate(m, prompt, *steps)
 	if err != nil {
 		return fail(err)
 	}
+	took := time.Since(start)
+	n := len(prompt) + *steps - 1 // the steps Generate ran
+	fmt.Fprintf(stdout, "decode: %d steps in %.3f s (%.1f steps/s)\n", n, took.Seconds(), float64(n)/took.Seconds())
 	ids := make([]string, len(out))
 	for i, t := range out {
 		ids[i] = strconv.Itoa(int(t))

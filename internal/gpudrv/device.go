@@ -38,14 +38,14 @@ type Device struct {
 
 // Open makes a Device of drv: it makes the device current on a locked OS thread, creates the
 // stream and the two events. On failure it frees what it made, calls drv.Release and returns the
-// driver's error (the caller names the device).
+// driver's error, naming the device: "cuda: Open: device 0 (NVIDIA H200): ...".
 func Open(drv Driver, cfg Config) (*Device, error) {
 	d := &Device{drv: drv, cfg: cfg, buffers: map[*Buffer]struct{}{}, kernels: map[*Kernel]struct{}{}}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := d.open(); err != nil {
 		d.destroy()
-		return nil, err
+		return nil, fmt.Errorf("%s: Open: device %d (%s): %w", cfg.Backend, cfg.Index, cfg.Name, err)
 	}
 	return d, nil
 }
@@ -104,6 +104,16 @@ func (d *Device) destroy() {
 	}
 	drv.Release()
 }
+
+// Identity names the device and its driver as registry evidence and the tuning cache key them
+// (package engine and package prebuilt both use it): Config.Name and Config.Driver.
+func (d *Device) Identity() (device, driver string) { return d.cfg.Name, d.cfg.Driver }
+
+// Emulated reports whether the device is an emulated one (level H, not X).
+func (d *Device) Emulated() bool { return d.cfg.Emulated }
+
+// Backend is the backend the device belongs to ("cuda", "hip").
+func (d *Device) Backend() string { return d.cfg.Backend }
 
 // Stats returns the device's counters.
 func (d *Device) Stats() Stats {

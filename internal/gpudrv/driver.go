@@ -1,15 +1,22 @@
-// Package gpudrv is the device half that the CUDA and HIP runtimes (backends/cuda, backends/hip)
-// share: an open device with one driver stream and two timing events (Device), device memory
-// (Buffer) and byte ranges of it (View), loaded kernels (Kernel), the checks made before a launch,
-// Launch, the Bench loop timed by events, Streams of launches that are synchronized once, the
-// device's counters (Stats), helpers for listing devices and reading their attributes, and the
-// program calls of the runtime compilers (NVRTC, HIPRTC).
+// Package gpudrv is the one driver that the CUDA and HIP runtimes (backends/cuda, backends/hip)
+// are: an open device with one driver stream and two timing events (Device), device memory
+// (Buffer) and byte ranges of it (View), kernels compiled or loaded (Kernel, Image), the checks
+// made before a launch, Launch, the Bench loop timed by events, Streams of launches that are
+// synchronized once, the device's counters (Stats); and, below them, the driver library itself:
+// loading it once per choice of library (Runtime, Library), the calls both libraries make
+// (Call, LibraryDriver: the HIP runtime mirrors the CUDA driver API call for call), the device
+// properties both report (Properties, Describe), and the program calls of the run-time
+// compilers (NVRTC, HIPRTC: Library.Compile).
 //
-// It is written once against Driver, the few calls each backend implements over its library (the
-// CUDA driver API, the HIP runtime API) for one open device. What differs between the two stays
-// in the backends: loading the libraries, the attribute numbers, DeviceInfo, compile options and
-// targets. The backends re-export Buffer, View, BenchResult, Stats and ResultError as type
-// aliases and wrap Device, Kernel and Stream in small shells that add their own methods.
+// It is written once against Driver, the few calls a device needs. LibraryDriver implements it
+// over a loaded library for a GPU; package backends/cfamily/host implements it by host emulation
+// of the C-family text (level H), so the same Device, Stream and launch checks serve there too.
+// What differs between the vendors stays in the backends, as data and a few hooks: the library
+// names and symbol spellings (Spelling), the error enum (NameResult), the attribute numbers
+// (AttrNumbers), the sticky errors, initialisation (cuInit's and hipInit's results), and the
+// compiler's options and targets (Config.Compile). The backends re-export Buffer, View, Kernel,
+// Stream, Image, CompileError, BenchResult, Stats and ResultError as type aliases and embed
+// Device in their own Device, which adds the vendor's DeviceInfo.
 //
 // Contract: every error names the backend ("cuda: ...", "hip: ...") and the operation, and a
 // launch error names the kernel and the binding at fault; nothing panics across the API. A
@@ -91,6 +98,17 @@ type Config struct {
 	MaxThreadsPerBlock int          // the device's limit (a kernel's own may be lower)
 	MaxBlock, MaxGrid  [3]uint32    // the largest block and grid dimensions
 	Sticky             map[int]bool // result codes after which the device's context is unusable
+	// Compile builds source for the device (Device.Compile): NVRTC or HIPRTC for the device's
+	// architecture on a GPU, the host compiler on an emulated device. name is the source's
+	// name in diagnostics. Nil: Device.Compile is an error.
+	Compile func(src, name string, options []string) (Image, error)
+	// SourceExt is the extension Device.Compile names a source with (".cu", ".hip").
+	SourceExt string
+	// Driver names the driver as registry evidence does ("CUDA driver 13000, sm_90"; the
+	// emulation and its compiler on an emulated device); Emulated marks an emulated device (its
+	// results are level H, never X).
+	Driver   string
+	Emulated bool
 }
 
 // ResultError is a driver or runtime-compiler call that returned something other than success.
@@ -113,4 +131,26 @@ func Check(call string, r uintptr, name func(code int) string) error {
 		return nil
 	}
 	return &ResultError{Call: call, Code: code, Name: name(code)}
+}
+
+// NameResult names result code of a backend's enum typ ("CUresult", "hipError_t"): its entry in
+// table, else the library's own name for it (name; "" when it has none), else "typ(code)"
+// followed by the library's description of it (describe; "" when none). name and describe may
+// be nil.
+func NameResult(code int, table map[int]string, typ string, name, describe func(code int) string) string {
+	if s, ok := table[code]; ok {
+		return s
+	}
+	if name != nil {
+		if s := name(code); s != "" {
+			return s
+		}
+	}
+	out := fmt.Sprintf("%s(%d)", typ, code)
+	if describe != nil {
+		if s := describe(code); s != "" {
+			out += " " + s
+		}
+	}
+	return out
 }

@@ -59,9 +59,14 @@ func PCIBusID(get func(id int) (int, error), domain, bus, device int) string {
 	return fmt.Sprintf("%04x:%02x:%02x.0", dom, b, slot)
 }
 
-// List describes devices 0 to n-1 through info; an error names the backend and the device, and
-// the devices described before it are returned with it.
-func List[T any](backend string, n int, info func(index int) (T, error)) ([]T, error) {
+// List describes every device: count says how many there are (or why none can be used), info
+// describes one. An error names the backend and the device, and the devices described before it
+// are returned with it.
+func List[T any](backend string, count func() (int, error), info func(index int) (T, error)) ([]T, error) {
+	n, err := count()
+	if err != nil {
+		return nil, err
+	}
 	out := make([]T, 0, n)
 	for i := 0; i < n; i++ {
 		v, err := info(i)
@@ -71,6 +76,27 @@ func List[T any](backend string, n int, info func(index int) (T, error)) ([]T, e
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// CheckIndex checks that device index is one of the count devices there are, for Open.
+func CheckIndex(backend string, count func() (int, error), index int) error {
+	n, err := count()
+	if err != nil {
+		return err
+	}
+	if index < 0 || index >= n {
+		return fmt.Errorf("%s: Open: device index %d out of range: %d device(s)", backend, index, n)
+	}
+	return nil
+}
+
+// Usable is a runtime's availability: it has a device (count) and its run-time compiler loads
+// (compiler); the first error is why not.
+func Usable(count func() (int, error), compiler func() error) error {
+	if _, err := count(); err != nil {
+		return err
+	}
+	return compiler()
 }
 
 // Memo remembers one result per key: a library loaded per path, an availability answer per

@@ -40,7 +40,7 @@ func TestAttrs(t *testing.T) {
 
 // TestList checks that a failing device is named and the ones before it are kept.
 func TestList(t *testing.T) {
-	got, err := List("hip", 3, func(i int) (int, error) {
+	got, err := List("hip", func() (int, error) { return 3, nil }, func(i int) (int, error) {
 		if i == 2 {
 			return 0, errors.New("broken")
 		}

@@ -20,6 +20,7 @@ type Kernel struct {
 	regs       int
 	shared     int
 	params     []int // byte size of each parameter; nil when the driver cannot say
+	image      Image // what Compile built (zero for a kernel from Load)
 	released   bool
 }
 
@@ -38,6 +39,28 @@ func (k *Kernel) SharedMemory() int { return k.shared }
 // ParamSizes returns the byte size of each kernel parameter as the driver reports it, or nil
 // when the driver cannot say.
 func (k *Kernel) ParamSizes() []int { return slices.Clone(k.params) }
+
+// Image returns what Compile built for the kernel (zero for a kernel from Load).
+func (k *Kernel) Image() Image { return k.image }
+
+// Compile compiles src for the device (Config.Compile, with options after the backend's own)
+// and loads the kernel entry from it. The source must declare entry extern "C" (or entry must be
+// its mangled name). A source that does not compile is a *CompileError with the compiler's log.
+func (d *Device) Compile(src, entry string, options ...string) (*Kernel, error) {
+	if d.cfg.Compile == nil {
+		return nil, d.errorf("Compile %q: the device has no compiler", entry)
+	}
+	img, err := d.cfg.Compile(src, entry+d.cfg.SourceExt, options)
+	if err != nil {
+		return nil, err
+	}
+	k, err := d.Load(img.Code, entry)
+	if err != nil {
+		return nil, err
+	}
+	k.image = img
+	return k, nil
+}
 
 // Load loads a module from image and returns its kernel entry, with its attributes
 // (Driver.FuncInfo).

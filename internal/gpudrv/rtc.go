@@ -3,47 +3,83 @@ package gpudrv
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/onesource-go/onesource/internal/dynlib"
 )
 
-// RTC is a runtime compiler's program calls, which NVRTC and HIPRTC spell the same way
-// (xCreateProgram, xCompileProgram, xDestroyProgram, xGetProgramLogSize, xGetProgramLog): the
-// addresses resolved from the library, the names used in errors, and Check, which turns a
-// result into an error naming the call.
-type RTC struct {
-	Create, Compile, Destroy, LogSize, Log uintptr
-	Prefix                                 string // "nvrtc" or "hiprtc": the calls are Prefix+"CreateProgram", ...
-	Check                                  func(call string, r uintptr) error
+// The program calls of a run-time compiler library (NVRTC, HIPRTC), which both spell the same way
+// but for the prefix: a Library of a compiler resolves these (see Spelling).
+const (
+	CallRTCVersion      Call = NumCalls + iota // (&major, &minor)
+	CallProgramCreate                          // (&program, source, name, 0, nil, nil)
+	CallProgramCompile                         // (program, option count, options)
+	CallProgramDestroy                         // (&program)
+	CallProgramLogSize                         // (program, &bytes)
+	CallProgramLog                             // (program, buffer)
+	CallProgramCodeSize                        // (program, &bytes): PTX or a code object
+	CallProgramCode                            // (program, buffer)
+	CallRTCErrorString                         // (result) -> C string; optional
+	// NumRTCCalls bounds the calls, compiler ones included.
+	NumRTCCalls
+)
+
+// Image is device code a run-time compiler made (or, for an emulated device, the source it will
+// run), ready for Device.Load, with what made it.
+type Image struct {
+	Code    []byte   // PTX text, a cubin, an AMDGPU code object, or an emulated device's image
+	Format  string   // "ptx", "cubin", "code object" or "host" (an emulated device's)
+	Target  string   // what it was built for: "sm_90", "compute_90", "gfx90a", "host"
+	Options []string // every option the compiler was given
+	Log     string   // the compiler's log (warnings); empty when it had nothing to say
 }
 
-// Program is what a compile produced: the code, and the compiler's log (warnings, or the
-// diagnostics of a failed compile).
-type Program struct {
-	Code []byte
-	Log  string
-	// CompileErr is the compile call's error when the source did not compile (Code is nil);
-	// nil otherwise.
-	CompileErr error
+// CompileError is a source that did not compile; Log holds the compiler's diagnostics.
+type CompileError struct {
+	Backend  string   // "cuda", "hip"
+	Compiler string   // "nvrtc", "hiprtc", "host" (an emulated device's C++ compiler)
+	Name     string   // the source's name, e.g. "saxpy.cu"
+	Target   string   // what it was compiled for, e.g. "sm_90" or "gfx90a"
+	Options  []string // every option the compiler was given
+	Log      string   // the compiler's log
+	Err      error    // the compile call's *ResultError (or the host compiler's error)
 }
 
-// Build compiles src (named name in diagnostics) with options and reads the code through the
-// size and get calls (e.g. nvrtcGetPTXSize and nvrtcGetPTX, hiprtcGetCodeSize and
-// hiprtcGetCode), which take the program and a pointer. A source that does not compile is not
-// an error: Program.CompileErr says so and Log holds why. The error is about the compiler's
-// other calls.
-func (c *RTC) Build(src, name string, options []string, size, get uintptr, sizeCall, getCall string) (Program, error) {
-	var out Program
+// Error names the compiler, the source, the target and the result, then the log.
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("%s: %s: compiling %s for %s: %v\n%s", e.Backend, e.Compiler, e.Name, e.Target, e.Err, strings.TrimSpace(e.Log))
+}
+
+// Unwrap returns the compile call's error.
+func (e *CompileError) Unwrap() error { return e.Err }
+
+// RTCVersion returns the compiler library's version (CallRTCVersion).
+func (l *Library) RTCVersion() (major, minor int, err error) {
+	var ma, mi int32
+	if err := l.Do(CallRTCVersion, uintptr(unsafe.Pointer(&ma)), uintptr(unsafe.Pointer(&mi))); err != nil {
+		return 0, 0, err
+	}
+	return int(ma), int(mi), nil
+}
+
+// Compile compiles src (named name in diagnostics) with options through the compiler library's
+// program calls and reads the code with size and get (CallProgramCodeSize and CallProgramCode,
+// or another pair of the same form, such as NVRTC's cubin calls). A source that does not compile
+// is a *CompileError carrying the log; img holds what is known either way (Options, Log, and
+// Code on success). Any other error names the backend and the call.
+func (l *Library) Compile(src, name string, options []string, size, get Call, img Image) (Image, error) {
+	img.Options = options
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	var prog uintptr
+	prefix := l.Backend + ": " + strings.TrimSuffix(l.names[CallProgramCreate], "CreateProgram")
+	fail := func(err error) (Image, error) { return img, fmt.Errorf("%s: %w", prefix, err) }
 	srcC, nameC := dynlib.CBytes(src), dynlib.CBytes(name)
-	if err := c.Check(c.Prefix+"CreateProgram", dynlib.Call(c.Create, uintptr(unsafe.Pointer(&prog)),
-		uintptr(unsafe.Pointer(srcC)), uintptr(unsafe.Pointer(nameC)), 0, 0, 0)); err != nil {
-		return out, err
+	if err := l.Do(CallProgramCreate, uintptr(unsafe.Pointer(&prog)), uintptr(unsafe.Pointer(srcC)), uintptr(unsafe.Pointer(nameC)), 0, 0, 0); err != nil {
+		return fail(err)
 	}
-	defer dynlib.Call(c.Destroy, uintptr(unsafe.Pointer(&prog)))
+	defer l.Do(CallProgramDestroy, uintptr(unsafe.Pointer(&prog)))
 	optC := make([]*byte, len(options))
 	for i, o := range options {
 		optC[i] = dynlib.CBytes(o)
@@ -53,37 +89,53 @@ func (c *RTC) Build(src, name string, options []string, size, get uintptr, sizeC
 	if len(optC) > 0 {
 		optp = uintptr(unsafe.Pointer(&optC[0]))
 	}
-	cerr := c.Check(c.Prefix+"CompileProgram", dynlib.Call(c.Compile, prog, uintptr(len(optC)), optp))
+	cerr := l.Do(CallProgramCompile, prog, uintptr(len(optC)), optp)
 	runtime.KeepAlive(optC)
-	out.Log = c.log(prog)
+	img.Log = l.programLog(prog)
 	if cerr != nil {
-		out.CompileErr = cerr
-		return out, nil
+		return img, &CompileError{Backend: l.Backend, Compiler: strings.TrimPrefix(prefix, l.Backend+": "), Name: name,
+			Target: img.Target, Options: options, Log: img.Log, Err: cerr}
 	}
 	var n uintptr
-	if err := c.Check(sizeCall, dynlib.Call(size, prog, uintptr(unsafe.Pointer(&n)))); err != nil {
-		return out, err
+	if err := l.Do(size, prog, uintptr(unsafe.Pointer(&n))); err != nil {
+		return fail(err)
 	}
 	if n == 0 || n > 1<<30 {
-		return out, fmt.Errorf("%s reports %d bytes", sizeCall, n)
+		return fail(fmt.Errorf("%s reports %d bytes", l.names[size], n))
 	}
 	code := make([]byte, n)
-	if err := c.Check(getCall, dynlib.Call(get, prog, uintptr(unsafe.Pointer(&code[0])))); err != nil {
-		return out, err
+	if err := l.Do(get, prog, uintptr(unsafe.Pointer(&code[0]))); err != nil {
+		return fail(err)
 	}
-	out.Code = code
-	return out, nil
+	img.Code = code
+	return img, nil
 }
 
-// log returns the program's log, trimmed of its NUL ("" when there is none).
-func (c *RTC) log(prog uintptr) string {
+// programLog returns the program's log, trimmed of its NUL ("" when there is none).
+func (l *Library) programLog(prog uintptr) string {
 	var size uintptr
-	if dynlib.Call(c.LogSize, prog, uintptr(unsafe.Pointer(&size))) != 0 || size <= 1 || size > 1<<26 {
+	if l.Do(CallProgramLogSize, prog, uintptr(unsafe.Pointer(&size))) != nil || size <= 1 || size > 1<<26 {
 		return ""
 	}
 	b := make([]byte, size)
-	if dynlib.Call(c.Log, prog, uintptr(unsafe.Pointer(&b[0]))) != 0 {
+	if l.Do(CallProgramLog, prog, uintptr(unsafe.Pointer(&b[0]))) != nil {
 		return ""
 	}
 	return dynlib.GoString(b)
+}
+
+// RTCSpelling spells the program calls of a run-time compiler whose functions are prefix+name
+// (NVRTC and HIPRTC name them alike: nvrtcCreateProgram, hiprtcCreateProgram, ...), with
+// codeSize and code the names of the calls that read the code ("GetPTXSize" and "GetPTX" for
+// NVRTC's PTX, "GetCodeSize" and "GetCode" for HIPRTC).
+func RTCSpelling(prefix, codeSize, code string) Spelling {
+	s := Spelling{}
+	for c, name := range map[Call]string{
+		CallRTCVersion: "Version", CallProgramCreate: "CreateProgram", CallProgramCompile: "CompileProgram",
+		CallProgramDestroy: "DestroyProgram", CallProgramLogSize: "GetProgramLogSize", CallProgramLog: "GetProgramLog",
+		CallProgramCodeSize: codeSize, CallProgramCode: code, CallRTCErrorString: "GetErrorString",
+	} {
+		s[c] = []string{prefix + name}
+	}
+	return s
 }

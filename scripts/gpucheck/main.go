@@ -6,6 +6,11 @@
 //	go run ./scripts/gpucheck -gpu "$gpu" -driver "$driver" -nvcc "$nvcc" -o results.json tests.jsonl bench.jsonl
 //	go run ./scripts/gpucheck -text tests.jsonl >>log.txt
 //
+// With -steps, -conform, -tuning, -bench and -llama NAME=FILE it adds the GPU day's other
+// commands to the summary (steps.go): their exit statuses, the conformance matrix per backend
+// (cells, bit-exact, executed at X or by host emulation H, failures), the tuning cache and bench
+// records, and each backend's synthetic llama run with whether their logits are the same bytes.
+//
 // Lines that are not JSON events (a go command's own messages, a stream cut off by a timeout) are
 // kept: verbatim in -text, and in "messages" in the summary. A test that started and never
 // finished (the test binary timed out or crashed, or the whole run was killed) is "incomplete".
@@ -50,6 +55,16 @@ type Results struct {
 	Tests      []Test      `json:"tests"`
 	Benchmarks []Benchmark `json:"benchmarks"`
 	Messages   []string    `json:"messages,omitempty"`
+
+	// The GPU day's commands (steps.go): each step's status, the conformance matrix's summary,
+	// the tuning cache and bench records of the matvec cells, and the synthetic llama model per
+	// backend, with whether every backend's last logits were the same bytes.
+	Steps            []Step              `json:"steps,omitempty"`
+	Conform          *ConformSummary     `json:"conform,omitempty"`
+	Tuning           json.RawMessage     `json:"tuning,omitempty"`
+	MatvecBench      json.RawMessage     `json:"matvec_bench,omitempty"`
+	Llama            map[string]LlamaRun `json:"llama,omitempty"`
+	LlamaLogitsEqual *bool               `json:"llama_logits_equal,omitempty"`
 }
 
 // Summary counts the tests by status.
@@ -320,8 +335,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	driver := fs.String("driver", "", "the driver version")
 	nvcc := fs.String("nvcc", "", "nvcc's version")
 	goVersion := fs.String("go", "", "the Go version")
+	stepsPath := fs.String("steps", "", "the script's steps file (NAME RC SECONDS per line)")
+	conformPath := fs.String("conform", "", "onesource conform -json outputs to summarize, comma-separated")
+	tuningPath := fs.String("tuning", "", "onesource tune's cache file to include")
+	benchPath := fs.String("bench", "", "onesource bench -json output to include")
+	listOps := fs.Bool("ops", false, "print the ops of the conformance suite's cells, one a line (the script runs conform per op)")
+	opFilter := fs.String("op", "", "with -ops: only these ops (comma-separated)")
+	typeFilter := fs.String("type", "", "with -ops: only ops with cells of these types (comma-separated)")
+	llama := llamaFlag{}
+	fs.Var(llama, "llama", "NAME=FILE: a backend's examples/llama output (its logits in FILE with .f32 for .txt); repeatable")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *listOps {
+		for _, op := range suiteOps(*opFilter, *typeFilter) {
+			fmt.Fprintln(stdout, op)
+		}
+		return 0
 	}
 	var inputs []io.Reader
 	for _, name := range fs.Args() {
@@ -353,6 +383,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		res.Date = time.Now().UTC().Format(time.RFC3339)
 	}
 	res.GPU, res.Driver, res.NVCC, res.Go = *gpu, *driver, *nvcc, *goVersion
+	if err := addSteps(res, *stepsPath, *conformPath, *tuningPath, *benchPath, llama); err != nil {
+		fmt.Fprintln(stderr, "gpucheck:", err)
+		return 1
+	}
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		fmt.Fprintln(stderr, "gpucheck:", err)

@@ -1,7 +1,6 @@
 // Package host executes emitted CUDA, HIP and MSL kernel text by EMULATION ON THE CPU: level H
-// of the conformance levels ("executed by host emulation of the emitted source", package
-// conformance). It is not a GPU run and a result from it is never reported as level X (executed
-// on a real driver).
+// of docs/contracts.md ("executed by host emulation of the emitted source"). It is not a GPU run
+// and a result from it is never reported as level X (executed on a real driver).
 //
 // The emitted text is compiled, unchanged but for one MSL rewrite (below), as plain C++17 by a
 // host compiler (g++, or clang++) against small emulation headers embedded in this package:
@@ -44,7 +43,10 @@
 //     parameter block when i equals the number of buffers; builtin arguments are passed by their
 //     attribute (thread_position_in_grid, thread_index_in_simdgroup, ...).
 //
-// Use Run for one launch, or Compile once and Program.Run many times. Compiled programs are
+// Use Run for one launch, or Compile once and Program.Run many times. Driver is an emulated CUDA
+// or HIP device behind the device interface the GPU runtimes share (internal/gpudrv): device
+// memory in Go, launches run by this emulation; cuda.OpenEmulated and hip.OpenEmulated open it,
+// and the engine serves on it (see device.go). Compiled programs are
 // cached by content hash (Options.CacheDir, by default under os.UserCacheDir). Without a C++
 // compiler every entry point returns an error wrapping ErrUnavailable, whose text starts with
 // "unavailable:", and tests skip with it.

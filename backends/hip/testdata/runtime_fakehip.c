@@ -113,7 +113,7 @@ hipError_t hipFree(void *p) { NEED_DEV(); free(p); live_allocs--; return 0; }
 hipError_t hipMemset(void *p, int v, size_t n) { NEED_DEV(); memset(p, v, n); return 0; }
 hipError_t hipMemcpyHtoD(void *dst, const void *src, size_t n) { NEED_DEV(); memcpy(dst, src, n); return 0; }
 hipError_t hipMemcpyDtoH(void *dst, const void *src, size_t n) { NEED_DEV(); memcpy(dst, src, n); return 0; }
-hipError_t hipStreamCreate(void **s) { NEED_DEV(); *s = STREAM; return 0; }
+hipError_t hipStreamCreateWithFlags(void **s, unsigned flags) { NEED_DEV(); *s = STREAM; return flags == 0 ? 0 : 1; }
 hipError_t hipStreamDestroy(void *s) { return s == STREAM ? 0 : 400; }
 hipError_t hipStreamSynchronize(void *s) { NEED_DEV(); syncs++; return s == STREAM ? 0 : 400; }
 hipError_t hipModuleLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
@@ -139,7 +139,7 @@ static double now(void) {
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
-hipError_t hipEventCreate(void **e) { NEED_DEV(); *e = calloc(1, sizeof(event)); return 0; }
+hipError_t hipEventCreateWithFlags(void **e, unsigned flags) { NEED_DEV(); *e = calloc(1, sizeof(event)); return flags == 0 ? 0 : 1; }
 hipError_t hipEventDestroy(void *e) { free(e); return 0; }
 hipError_t hipEventRecord(void *e, void *s) { NEED_DEV(); ((event *)e)->t = now(); return s == STREAM ? 0 : 400; }
 hipError_t hipEventSynchronize(void *e) { syncs++; return 0; }
