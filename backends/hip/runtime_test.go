@@ -1,6 +1,7 @@
 package hip
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onesource-go/onesource/internal/cachedir"
 	"github.com/onesource-go/onesource/internal/dynlib"
 	"github.com/onesource-go/onesource/internal/gpudrv"
 )
@@ -406,3 +408,34 @@ func TestRuntimeCandidates(t *testing.T) {
 
 // The launch checks are the shared device's (internal/gpudrv): its tests cover them with a fake
 // driver, and TestRuntimeFakeRuntime runs them through this package's runtime calls.
+
+// TestRuntimeHIPRTCCompileCached: a second compile of the same source, target and options is
+// read back from the rtc cache, byte for byte, without compiling; another target compiles; with
+// the caches off every compile runs.
+func TestRuntimeHIPRTCCompileCached(t *testing.T) {
+	rtHIPRTC(t)
+	t.Setenv(cachedir.Env, t.TempDir())
+	built0, cached0 := gpudrv.CompileStats()
+	first, err := CompileHIPRTC(rtSaxpySource, "saxpy.hip", "gfx90a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := CompileHIPRTC(rtSaxpySource, "saxpy.hip", "gfx90a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CompileHIPRTC(rtSaxpySource, "saxpy.hip", "gfx1030"); err != nil {
+		t.Fatal(err)
+	}
+	built, cached := gpudrv.CompileStats()
+	if built-built0 != 2 || cached-cached0 != 1 || !bytes.Equal(first.Code, again.Code) {
+		t.Errorf("three compiles, two inputs: %d compiled, %d from the cache (want 2 and 1); same code %v", built-built0, cached-cached0, bytes.Equal(first.Code, again.Code))
+	}
+	t.Setenv(cachedir.Env, cachedir.Off)
+	if _, err := CompileHIPRTC(rtSaxpySource, "saxpy.hip", "gfx90a"); err != nil {
+		t.Fatal(err)
+	}
+	if b, c := gpudrv.CompileStats(); b-built != 1 || c != cached {
+		t.Errorf("caches off: %d compiled, %d from the cache, want 1 and 0", b-built, c-cached)
+	}
+}

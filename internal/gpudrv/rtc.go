@@ -1,11 +1,14 @@
 package gpudrv
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
+	"github.com/onesource-go/onesource/internal/cachedir"
 	"github.com/onesource-go/onesource/internal/dynlib"
 )
 
@@ -68,8 +71,77 @@ func (l *Library) RTCVersion() (major, minor int, err error) {
 // or another pair of the same form, such as NVRTC's cubin calls). A source that does not compile
 // is a *CompileError carrying the log; img holds what is known either way (Options, Log, and
 // Code on success). Any other error names the backend and the call.
+//
+// A successful compile is kept in internal/cachedir's "rtc" cache, keyed by the compiler library
+// (its file's path, size and modification time where it was loaded by path, and the version it
+// reports), the calls, the
+// name, the source, the target and every option, and a later Compile of the same inputs reads
+// it back without compiling (CompileStats counts both). A failed compile always runs again.
 func (l *Library) Compile(src, name string, options []string, size, get Call, img Image) (Image, error) {
 	img.Options = options
+	entry := l.cacheEntry(src, name, options, size, get, img)
+	if entry != "" {
+		if b, err := cachedir.Read(entry); err == nil {
+			var hit struct {
+				Code []byte
+				Log  string
+			}
+			if json.Unmarshal(b, &hit) == nil && len(hit.Code) > 0 {
+				img.Code, img.Log = hit.Code, hit.Log
+				rtcCounts.cached.Add(1)
+				return img, nil
+			}
+		}
+	}
+	img, err := l.compile(src, name, options, size, get, img)
+	if err == nil {
+		rtcCounts.built.Add(1)
+		if entry != "" {
+			if b, jerr := json.Marshal(struct {
+				Code []byte
+				Log  string
+			}{img.Code, img.Log}); jerr == nil {
+				_ = cachedir.Write(entry, b) // a cache: a failed write costs the next start only
+			}
+		}
+	}
+	return img, err
+}
+
+// rtcCounts are CompileStats' counters.
+var rtcCounts struct{ built, cached atomic.Int64 }
+
+// CompileStats returns how many sources this process compiled with a run-time compiler and how
+// many compiles it read back from the cache instead: what a second start reuses.
+func CompileStats() (built, cached int) {
+	return int(rtcCounts.built.Load()), int(rtcCounts.cached.Load())
+}
+
+// cacheEntry is the cache entry of a Compile, "" when there is none (caches off, the library's
+// file unreadable).
+func (l *Library) cacheEntry(src, name string, options []string, size, get Call, img Image) string {
+	version := ""
+	if ma, mi, err := l.RTCVersion(); err == nil {
+		version = fmt.Sprintf("%d.%d", ma, mi)
+	}
+	// A library loaded by its bare name (libamdhip64.so, found by the dynamic loader) has no
+	// file to stat here: its name and reported version identify it then.
+	id := cachedir.Tool(l.Path)
+	if id == "" {
+		if version == "" {
+			return ""
+		}
+		id = "library " + l.Path
+	}
+	parts := [][]byte{[]byte("gpudrv.Compile 1"), []byte(l.Backend), []byte(id), []byte(version),
+		[]byte(l.names[size]), []byte(l.names[get]), []byte(name), []byte(src), []byte(img.Target), []byte(img.Format)}
+	for _, o := range options {
+		parts = append(parts, []byte(o))
+	}
+	return cachedir.Entry("rtc", cachedir.Key(parts...))
+}
+
+func (l *Library) compile(src, name string, options []string, size, get Call, img Image) (Image, error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	var prog uintptr
