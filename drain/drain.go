@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -86,69 +85,19 @@ func (p *Plan) Deletable() []string {
 // NewManifest is the manifest's text after the plan.
 func (p *Plan) NewManifest() []byte { return p.newManifest }
 
-var includeRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]`)
-
-// files returns the files entry e uses: its source and, for GLSL, what it includes (resolved
-// against the including file's directory, then the entry's include directories), as cleaned
-// absolute paths with their languages.
+// files returns the files entry e uses (incumbent's SourceFiles of its source) with their
+// languages.
 func files(m *incumbent.Manifest, e *incumbent.Entry) (map[string]ledger.Language, error) {
-	out := map[string]ledger.Language{}
-	src := e.Source
-	var path string
-	var lang ledger.Language
-	switch {
-	case src.GLSL != "":
-		path, lang = src.GLSL, ledger.GLSL
-	case src.CUDA != "":
-		path, lang = src.CUDA, ledger.CUDA
-	case src.HIP != "":
-		path, lang = src.HIP, ledger.HIP
-	case src.MSL != "":
-		path, lang = src.MSL, ledger.Metal
-	case src.SPIRV != "":
-		path = src.SPIRV
-	default:
-		return nil, fmt.Errorf("drain: incumbent %s names no source", e.Name)
+	fs, err := m.SourceFiles(e.Source)
+	if err != nil {
+		return nil, fmt.Errorf("drain: incumbent %s: %v", e.Name, err)
 	}
-	abs := func(p string) string {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(m.Dir, p)
-		}
-		return filepath.Clean(p)
+	langs := map[string]ledger.Language{"glsl": ledger.GLSL, "cuda": ledger.CUDA, "hip": ledger.HIP, "msl": ledger.Metal}
+	out := make(map[string]ledger.Language, len(fs))
+	for f, kind := range fs {
+		out[f] = langs[kind]
 	}
-	var dirs []string
-	for _, d := range src.IncludeDirs {
-		dirs = append(dirs, abs(d))
-	}
-	var walk func(p string) error
-	walk = func(p string) error {
-		if _, seen := out[p]; seen {
-			return nil
-		}
-		out[p] = lang
-		if lang != ledger.GLSL && lang != ledger.CUDA && lang != ledger.HIP && lang != ledger.Metal {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return fmt.Errorf("drain: incumbent %s: %v", e.Name, err)
-		}
-		for _, mm := range includeRE.FindAllSubmatch(b, -1) {
-			name := string(mm[1])
-			for _, d := range append([]string{filepath.Dir(p)}, dirs...) {
-				c := filepath.Join(d, name)
-				if _, err := os.Stat(c); err == nil {
-					if err := walk(filepath.Clean(c)); err != nil {
-						return err
-					}
-					break
-				}
-			}
-			// An include found nowhere (a system header) is not the manifest's file.
-		}
-		return nil
-	}
-	return out, walk(abs(path))
+	return out, nil
 }
 
 // served reports whether cell k has a server given its registry state and whether an incumbent
