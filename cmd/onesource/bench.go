@@ -4,10 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/tuning"
 )
@@ -68,6 +68,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		fixed = &s
+	}
+	if *jsonOut != "" {
+		if err := atomicfile.CheckOutput(*jsonOut, *cachePath, *manifest); err != nil {
+			fmt.Fprintf(stderr, "onesource bench: -json: %v\n", err)
+			return 1
+		}
 	}
 	var cache *tuning.Cache
 	if *cachePath != "" {
@@ -137,11 +143,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	conformance.WriteBench(stdout, rs)
 	if *jsonOut != "" {
-		file, err := os.Create(*jsonOut)
+		file, err := atomicfile.CreateOutput(*jsonOut, *cachePath, *manifest)
 		if err == nil {
-			err = conformance.WriteBenchJSON(file, rs)
-			if cerr := file.Close(); err == nil {
-				err = cerr
+			if err = conformance.WriteBenchJSON(file, rs); err != nil {
+				file.Abort()
+			} else {
+				err = file.Commit()
 			}
 		}
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/registry"
 )
 
@@ -72,6 +73,12 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *htmlOut != "" {
+		if err := atomicfile.CheckOutput(*htmlOut, *path); err != nil {
+			fmt.Fprintln(stderr, "onesource cells: -html:", err)
+			return 1
+		}
+	}
 	r, err := registry.Load(*path)
 	if err != nil {
 		fmt.Fprintln(stderr, "onesource cells:", err)
@@ -113,7 +120,7 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "onesource cells:", err)
 			return 1
 		}
-		if err := os.WriteFile(*htmlOut, buf.Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteOutput(*htmlOut, buf.Bytes(), *path); err != nil {
 			fmt.Fprintln(stderr, "onesource cells:", err)
 			return 1
 		}

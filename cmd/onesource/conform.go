@@ -10,6 +10,7 @@ import (
 
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/conformance"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/tuning"
 )
 
@@ -62,6 +63,12 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "onesource conform: %v\n", err)
 		return 2
+	}
+	if *jsonOut != "" {
+		if err := atomicfile.CheckOutput(*jsonOut, *tuningPath); err != nil {
+			fmt.Fprintf(stderr, "onesource conform: -json: %v\n", err)
+			return 1
+		}
 	}
 	if *tuningPath != "" {
 		if *schedules != "default" {
@@ -118,11 +125,12 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	conformance.WriteMatrix(stdout, results)
 	fmt.Fprintf(stdout, "suite time: %s\n", time.Since(start).Round(time.Millisecond))
 	if *jsonOut != "" {
-		file, err := os.Create(*jsonOut)
+		file, err := atomicfile.CreateOutput(*jsonOut, *tuningPath)
 		if err == nil {
-			err = conformance.WriteJSON(file, results)
-			if cerr := file.Close(); err == nil {
-				err = cerr
+			if err = conformance.WriteJSON(file, results); err != nil {
+				file.Abort()
+			} else {
+				err = file.Commit()
 			}
 		}
 		if err != nil {

@@ -5,10 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 
 	"github.com/onesource-go/onesource/drain"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/ledger"
 	"github.com/onesource-go/onesource/registry"
 )
@@ -53,11 +54,20 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	inputs := append(append(m.Inputs(), *regPath), ledgerInputs(fs.Args())...)
+	for _, out := range []string{*jsonOut, *patchOut} {
+		if out == "" {
+			continue
+		}
+		if err := atomicfile.CheckOutput(out, inputs...); err != nil {
+			return fail(err)
+		}
+	}
 	p.Write(stdout)
 	if *jsonOut != "" {
 		b, err := json.MarshalIndent(p, "", "  ")
 		if err == nil {
-			err = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
+			err = atomicfile.WriteOutput(*jsonOut, append(b, '\n'), inputs...)
 		}
 		if err != nil {
 			return fail(err)
@@ -66,7 +76,7 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	if *patchOut != "" {
 		b, err := p.Patch()
 		if err == nil {
-			err = os.WriteFile(*patchOut, b, 0o644)
+			err = atomicfile.WriteOutput(*patchOut, b, append(inputs, *jsonOut)...)
 		}
 		if err != nil {
 			return fail(err)
@@ -101,6 +111,26 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "drained: %d files deleted, %d manifest entries removed\n", len(p.Deletable()), removed(p))
 	ledgerLine("after")
 	return 0
+}
+
+// ledgerInputs lists the files the ledger counts in dirs (the kernel sources a command reads):
+// an output may not be one of them. A tree that cannot be counted adds nothing (the command's
+// own count reports it).
+func ledgerInputs(dirs []string) []string {
+	if len(dirs) == 0 {
+		return nil
+	}
+	r, err := ledger.Count(dirs...)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range r.Trees {
+		for _, f := range t.Files {
+			out = append(out, filepath.FromSlash(f.Path))
+		}
+	}
+	return out
 }
 
 func removed(p *drain.Plan) int {

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/onesource-go/onesource/drain"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/ledger"
 	"github.com/onesource-go/onesource/registry"
 )
@@ -109,6 +109,15 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if len(dirs) == 0 && m != nil {
 		dirs = []string{m.Dir}
 	}
+	inputs := append([]string{*regPath}, ledgerInputs(dirs)...)
+	if m != nil {
+		inputs = append(inputs, m.Inputs()...)
+	}
+	if *htmlOut != "" {
+		if err := atomicfile.CheckOutput(*htmlOut, inputs...); err != nil {
+			return fail(err)
+		}
+	}
 	if len(dirs) > 0 {
 		if err := d.ledger(dirs); err != nil {
 			return fail(err)
@@ -128,7 +137,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		if err := reportTmpl.Execute(&b, d); err != nil {
 			return fail(err)
 		}
-		if err := os.WriteFile(*htmlOut, b.Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteOutput(*htmlOut, b.Bytes(), inputs...); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintln(stdout, "wrote", *htmlOut)

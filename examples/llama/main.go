@@ -28,6 +28,7 @@ import (
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/gguf"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/llama"
 	"github.com/onesource-go/onesource/registry"
 	"github.com/onesource-go/onesource/tuning"
@@ -61,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err := llama.SmallSynthetic.Write(&b); err != nil {
 			return fail(err)
 		}
-		if err := os.WriteFile(*synth, b.Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteOutput(*synth, b.Bytes()); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", *synth, b.Len())
@@ -71,6 +72,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan]")
 		fmt.Fprintln(stderr, "       llama -write-synthetic OUT.gguf")
 		return 2
+	}
+	// The logits may not overwrite any input (the model above all: it is memory-mapped), by
+	// name, link or inode; checked before the model is even opened.
+	var manInputs []string
+	inputs := func() []string {
+		return append([]string{*model, *regPath, *manPath, *tunePath}, manInputs...)
+	}
+	if *logitsOut != "" {
+		if err := atomicfile.CheckOutput(*logitsOut, inputs()...); err != nil {
+			return fail(fmt.Errorf("-logits: %w", err))
+		}
 	}
 	prompt, err := parseTokens(*tokens)
 	if err != nil {
@@ -91,6 +103,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *manPath != "" {
 		if opts.Manifest, err = incumbent.Load(*manPath); err != nil {
 			return fail(err)
+		}
+		manInputs = opts.Manifest.Inputs()
+		if *logitsOut != "" {
+			if err := atomicfile.CheckOutput(*logitsOut, inputs()...); err != nil {
+				return fail(fmt.Errorf("-logits: %w", err))
+			}
 		}
 	}
 	if *tunePath != "" {
@@ -116,7 +134,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer m.Release()
-	if len(prompt)+*steps > m.Ctx {
+	// Compared without adding: -steps near the largest int would overflow the sum and pass.
+	if *steps > m.Ctx-len(prompt) {
 		return fail(fmt.Errorf("%d prompt tokens and %d steps do not fit the KV cache's %d positions (-ctx)", len(prompt), *steps, m.Ctx))
 	}
 	c := m.Config
@@ -131,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "generated: %s\n", strings.Join(ids, ","))
 	if *logitsOut != "" {
-		if err := os.WriteFile(*logitsOut, engine.F32Bytes(logits), 0o644); err != nil {
+		if err := atomicfile.WriteOutput(*logitsOut, engine.F32Bytes(logits), inputs()...); err != nil {
 			return fail(err)
 		}
 	}
