@@ -26,8 +26,10 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.String("json", "", "write the plan as JSON to this file")
 	patchOut := fs.String("patch", "", "write the plan as a unified diff to this file")
 	apply := fs.Bool("apply", false, "carry the plan out (only if every cell keeps a server)")
+	recoverOnly := fs.Bool("recover", false, "only finish or roll back a drain -apply that was interrupted (killed) in the manifest's directory")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: onesource drain -manifest FILE [-registry FILE] [-json OUT] [-patch OUT] [-apply] [DIR...]")
+		fmt.Fprintln(stderr, "       onesource drain -recover -manifest FILE")
 		fmt.Fprintln(stderr, "  DIR...: trees whose hand-written lines (the ledger) are shown before and after")
 		fs.PrintDefaults()
 	}
@@ -41,6 +43,21 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "onesource drain:", err)
 		return 1
+	}
+	// An interrupted -apply is finished or rolled back before anything else reads the tree (as
+	// incumbent.Load would do silently), and said.
+	msg, err := drain.Recover(filepath.Dir(*manPath))
+	if err != nil {
+		return fail(err)
+	}
+	if msg != "" {
+		fmt.Fprintln(stdout, msg)
+	}
+	if *recoverOnly {
+		if msg == "" {
+			fmt.Fprintf(stdout, "no interrupted drain in %s\n", filepath.Dir(*manPath))
+		}
+		return 0
 	}
 	m, err := incumbent.Load(*manPath)
 	if err != nil {

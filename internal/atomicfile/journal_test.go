@@ -1,0 +1,113 @@
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// crashAt runs t with StepHook panicking at step n (a crash: nothing after it runs, not even
+// the undo) and reports whether it crashed.
+func crashAt(t Transaction, n int) (crashed bool) {
+	defer func() {
+		StepHook = nil
+		if r := recover(); r != nil {
+			crashed = true
+		}
+	}()
+	StepHook = func(s int, _ string) {
+		if s == n {
+			panic(fmt.Sprint("crash at ", s))
+		}
+	}
+	if err := t.Run(); err != nil {
+		panic(err)
+	}
+	return false
+}
+
+func txTree(t *testing.T) (Transaction, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{"manifest.json": "old manifest", "a.comp": "a", "b.comp": "b", "keep.comp": "keep"}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return Transaction{Dir: dir, Replace: filepath.Join(dir, "manifest.json"), Old: []byte("old manifest"), Data: []byte("new manifest"),
+		Remove: []string{filepath.Join(dir, "a.comp"), filepath.Join(dir, "b.comp")}, What: "test"}, files
+}
+
+func dirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+// TestTransactionCrashes: a crash at every step, recovered (twice: Recover is idempotent), leaves
+// exactly the old tree before the commit and exactly the new one after it.
+func TestTransactionCrashes(t *testing.T) {
+	for n := 1; ; n++ {
+		tx, old := txTree(t)
+		if !crashAt(tx, n) {
+			if n < 7 {
+				t.Fatalf("only %d steps", n-1)
+			}
+			break
+		}
+		for i := 0; i < 2; i++ {
+			if _, err := Recover(tx.Dir); err != nil {
+				t.Fatalf("crash at %d: recover %d: %v", n, i, err)
+			}
+		}
+		want := old
+		if n >= 6 { // journal, stage, staged, a, b: then the commit
+			want = map[string]string{"manifest.json": "new manifest", "keep.comp": "keep"}
+		}
+		if got := dirFiles(t, tx.Dir); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("crash at step %d, recovered: %v, want %v", n, got, want)
+		}
+	}
+}
+
+// TestRecoverRefusesAnEditedFile: when the replaced file holds neither the old nor the new content
+// (edited after the crash), Recover changes nothing and says where the moved files are; a stale
+// journal temporary file (a crash while writing the journal) is removed.
+func TestRecoverRefusesAnEditedFile(t *testing.T) {
+	tx, _ := txTree(t)
+	if !crashAt(tx, 4) { // a.comp moved aside
+		t.Fatal("no crash")
+	}
+	os.WriteFile(tx.Replace, []byte("someone's edit"), 0o644)
+	before := dirFiles(t, tx.Dir)
+	if _, err := Recover(tx.Dir); err == nil || !strings.Contains(err.Error(), "neither its old nor its new content") {
+		t.Fatalf("Recover: %v", err)
+	}
+	if got := dirFiles(t, tx.Dir); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Errorf("a refused recovery changed the tree: %v", got)
+	}
+	if err := tx.Run(); err == nil {
+		t.Error("Run over an unrecoverable journal succeeded")
+	}
+	tx2, _ := txTree(t)
+	stale := filepath.Join(tx2.Dir, "."+JournalName+".tmp-123")
+	os.WriteFile(stale, []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(tx2.Dir, JournalName), []byte(`{"format":"onesource-journal","what":"test","replace":"`+tx2.Replace+`","old_hash":"`+Hash(tx2.Old)+`","new_hash":"x","stage":"`+filepath.Join(tx2.Dir, ".s")+`"}`), 0o644)
+	if msg, err := Recover(tx2.Dir); err != nil || !strings.Contains(msg, "rolled back") {
+		t.Fatalf("Recover: %q %v", msg, err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the stale journal temporary file is still there")
+	}
+}
