@@ -342,7 +342,8 @@ func choiceOf(c Cell) Choice {
 }
 
 // Entry is one history record. Prev is the hash of the previous entry (the chain makes an edit of
-// the history detectable on Load).
+// the history detectable on Load). The cells are what the history replays to (see Parse), so
+// every field of every evidence record is covered by the chain.
 type Entry struct {
 	Seq  int       `json:"seq"`
 	Time time.Time `json:"time"`
@@ -353,9 +354,18 @@ type Entry struct {
 	To       State     `json:"to,omitempty"`
 	Reason   string    `json:"reason,omitempty"`
 	Evidence *Evidence `json:"evidence,omitempty"`
+	// Incumbent is the incumbent hash a register entry records (format 3; before, only its
+	// reason said it: "... (incumbent HASH)").
+	Incumbent string `json:"incumbent,omitempty"`
+	// Kept is, in a conflict entry, the evidence the merge kept in the cell (Evidence is the one
+	// it dropped); format 3.
+	Kept *Evidence `json:"kept,omitempty"`
 	// Threshold is the new threshold of a threshold entry.
 	Threshold float64 `json:"threshold,omitempty"`
-	Prev      string  `json:"prev"`
+	// Sig is the entry's ed25519 signature by the key that wrote it (gate -sign), over the entry
+	// without Seq, Prev and Sig (so it survives a merge into another history); nil when unsigned.
+	Sig  *Signature `json:"sig,omitempty"`
+	Prev string     `json:"prev"`
 }
 
 // DowngradeError is Apply's refusal to move a dsl cell to another state: call Revert first.
@@ -382,16 +392,15 @@ type Registry struct {
 	// file is the file this registry was read from (or will be created as) and the sha256 of its
 	// content then ("" when it did not exist).
 	file atomicfile.Binding
-	// anchored: the registry was read from a file whose head hash anchors its history (format 2),
-	// or was made here.
-	anchored bool
+	// signer, when set, signs every entry this registry appends (SetSigner).
+	signer *signer
 	// Now returns the time recorded in history entries (time.Now when nil); for tests.
 	Now func() time.Time
 }
 
 // New returns an empty registry with the default threshold.
 func New() *Registry {
-	r := &Registry{threshold: DefaultThreshold, cells: map[Key]Cell{}, anchored: true}
+	r := &Registry{threshold: DefaultThreshold, cells: map[Key]Cell{}}
 	r.publish()
 	return r
 }
@@ -529,6 +538,9 @@ func (r *Registry) appendEntry(e Entry) {
 	if n := len(r.history); n > 0 {
 		e.Prev = entryHash(r.history[n-1])
 	}
+	if r.signer != nil {
+		e.Sig = r.signer.sign(e)
+	}
 	r.history = append(r.history, e)
 }
 
@@ -559,7 +571,7 @@ func (r *Registry) Register(k Key, incumbent, reason string) error {
 	}
 	c.Reason = reason
 	r.cells[k] = c
-	r.appendEntry(Entry{Key: k, Action: "register", From: from, To: c.State, Reason: reason + " (incumbent " + incumbent + ")"})
+	r.appendEntry(Entry{Key: k, Action: "register", From: from, To: c.State, Reason: reason + " (incumbent " + incumbent + ")", Incumbent: incumbent})
 	r.publish()
 	return nil
 }
