@@ -26,9 +26,10 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.String("json", "", "write the plan as JSON to this file")
 	patchOut := fs.String("patch", "", "write the plan as a unified diff to this file")
 	apply := fs.Bool("apply", false, "carry the plan out (only if every cell keeps a server)")
+	trustPath := fs.String("trust", "", "trust file of public keys (default $"+registry.TrustEnv+"): only flips signed by one of them let a file go")
 	recoverOnly := fs.Bool("recover", false, "only finish or roll back a drain -apply that was interrupted (killed) in the manifest's directory")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource drain -manifest FILE [-registry FILE] [-json OUT] [-patch OUT] [-apply] [DIR...]")
+		fmt.Fprintln(stderr, "usage: onesource drain -manifest FILE [-registry FILE] [-trust KEYS] [-json OUT] [-patch OUT] [-apply] [DIR...]")
 		fmt.Fprintln(stderr, "       onesource drain -recover -manifest FILE")
 		fmt.Fprintln(stderr, "  DIR...: trees whose hand-written lines (the ledger) are shown before and after")
 		fs.PrintDefaults()
@@ -63,10 +64,15 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	reg, err := registry.Load(*regPath)
+	trust, err := trustFile(*trustPath)
 	if err != nil {
 		return fail(err)
 	}
+	reg, err := registry.LoadTrusted(*regPath, trust)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintln(stdout, "signatures:", trustSummary(reg, trust))
 	p, err := drain.Make(m, reg)
 	if err != nil {
 		return fail(err)

@@ -33,9 +33,10 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 10, "dispatches per measurement")
 	dryRun := fs.Bool("dry-run", false, "do not write the registry")
 	tuningPath := fs.String("tuning", "", "tuning cache file: each cell runs at the schedule tuned for this device (see onesource tune), else its default")
+	signKey := fs.String("sign", "", "ed25519 private key (PEM PKCS#8, see onesource key) to sign every history entry this run writes")
 	shapeText := fs.String("shape", "", "benchmark shape of every gated cell: NAME=VALUE,... of its op's shape variables (rows=64,n=4096) or the positional ROWSxN (TOKENSxHEADSxHEAD_DIM for rope ops); default: each op's realistic default")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-dry-run]")
+		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-dry-run]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -75,6 +76,14 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "onesource gate: %v\n", err)
 		return 1
+	}
+	if *signKey != "" {
+		key, err := registry.LoadKey(*signKey)
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource gate: -sign: %v\n", err)
+			return 1
+		}
+		reg.SetSigner(key)
 	}
 	v := &conformance.Vulkan{}
 	if err := v.Open(); err != nil {

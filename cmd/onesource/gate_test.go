@@ -11,8 +11,9 @@ import (
 	"github.com/onesource-go/onesource/registry"
 )
 
-// TestGateCommand runs `onesource gate` on add/f32 against the example incumbent and checks the
-// scoreboard and the registry file it writes.
+// TestGateCommand runs `onesource gate -sign KEY` on add/f32 against the example incumbent and
+// checks the scoreboard and the registry file it writes: every entry signed by the key, the
+// registry verified against a trust file naming it.
 func TestGateCommand(t *testing.T) {
 	if err := vulkan.Available(); err != nil {
 		t.Skipf("vulkan: %v", err)
@@ -22,7 +23,13 @@ func TestGateCommand(t *testing.T) {
 	}
 	manifest, _ := filepath.Abs("../../examples/incumbents/manifest.json")
 	reg := filepath.Join(t.TempDir(), "cells.json")
-	code, stdout, stderr := run(t, "gate", "-manifest", manifest, "-registry", reg, "-op", "add", "-type", "f32", "-pairs", "3", "-n", "3")
+	keyPath, trustPath := filepath.Join(t.TempDir(), "gate.pem"), filepath.Join(t.TempDir(), "trust.keys")
+	if code, out, errs := run(t, "key", "-o", keyPath, "-name", "gate-test"); code != 0 {
+		t.Fatalf("key: %d %s", code, errs)
+	} else {
+		os.WriteFile(trustPath, []byte(out), 0o644)
+	}
+	code, stdout, stderr := run(t, "gate", "-manifest", manifest, "-registry", reg, "-sign", keyPath, "-op", "add", "-type", "f32", "-pairs", "3", "-n", "3")
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	if code != 0 {
 		t.Fatalf("gate exited %d", code)
@@ -37,6 +44,14 @@ func TestGateCommand(t *testing.T) {
 	c, ok := r.Cell(registry.Key{Op: "add", Type: "f32", Backend: "vulkan"})
 	if !ok || (c.State != registry.DSL && c.State != registry.Declined) || len(c.Evidence) != 1 || c.Evidence[0].Ratio.Pairs != 3 {
 		t.Fatalf("registry cell %+v", c)
+	}
+	for _, e := range r.History() {
+		if e.Sig == nil {
+			t.Errorf("history entry %d (%s) is not signed", e.Seq, e.Action)
+		}
+	}
+	if code, out, errs := run(t, "cells", "-registry", reg, "-verify", "-trust", trustPath); code != 0 || !strings.Contains(out, "by gate-test") {
+		t.Errorf("cells -verify -trust: exit %d\n%s%s", code, out, errs)
 	}
 }
 
