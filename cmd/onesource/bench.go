@@ -77,9 +77,13 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	var cache *tuning.Cache
 	if *cachePath != "" {
-		if cache, err = tuning.Load(*cachePath); err != nil {
+		var tw []string
+		if cache, tw, err = kernels.LoadTuning(*cachePath); err != nil {
 			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
 			return 1
+		}
+		for _, w := range tw {
+			fmt.Fprintln(stderr, w)
 		}
 	}
 	var m *incumbent.Manifest

@@ -11,7 +11,7 @@ import (
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/internal/atomicfile"
-	"github.com/onesource-go/onesource/tuning"
+	"github.com/onesource-go/onesource/kernels"
 )
 
 func init() {
@@ -75,10 +75,13 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "onesource conform: -tuning goes with -schedules default")
 			return 2
 		}
-		cache, err := tuning.Load(*tuningPath)
+		cache, tw, err := kernels.LoadTuning(*tuningPath)
 		if err != nil {
 			fmt.Fprintf(stderr, "onesource conform: %v\n", err)
 			return 1
+		}
+		for _, w := range tw {
+			fmt.Fprintln(stderr, w)
 		}
 		sched = conformance.TunedSchedules(cache)
 	}

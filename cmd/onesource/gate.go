@@ -8,6 +8,7 @@ import (
 
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/registry"
 	"github.com/onesource-go/onesource/tuning"
 )
@@ -67,9 +68,13 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	}
 	var cache *tuning.Cache
 	if *tuningPath != "" {
-		if cache, err = tuning.Load(*tuningPath); err != nil {
+		var tw []string
+		if cache, tw, err = kernels.LoadTuning(*tuningPath); err != nil {
 			fmt.Fprintf(stderr, "onesource gate: %v\n", err)
 			return 1
+		}
+		for _, w := range tw {
+			fmt.Fprintln(stderr, w)
 		}
 	}
 	reg, err := registry.Open(*regPath)

@@ -29,9 +29,9 @@ import (
 	"github.com/onesource-go/onesource/gguf"
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/internal/atomicfile"
+	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/llama"
 	"github.com/onesource-go/onesource/registry"
-	"github.com/onesource-go/onesource/tuning"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -112,8 +112,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *tunePath != "" {
-		if opts.Tuning, err = tuning.Load(*tunePath); err != nil {
+		var tw []string
+		if opts.Tuning, tw, err = kernels.LoadTuning(*tunePath); err != nil {
 			return fail(err)
+		}
+		for _, w := range tw {
+			fmt.Fprintln(stderr, w)
 		}
 	}
 	f, err := gguf.Open(*model)
