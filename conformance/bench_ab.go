@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -135,14 +136,14 @@ type prepared struct {
 	hash   string
 }
 
-func (x *prepared) bench(d *vulkan.Device, o ABOptions) (vulkan.BenchResult, error) {
-	return d.Bench(x.p, x.bufs, x.push, x.groups, o.Warmup, o.N)
+func (x *prepared) bench(ctx context.Context, d *vulkan.Device, o ABOptions) (vulkan.BenchResult, error) {
+	return d.BenchContext(ctx, x.p, x.bufs, x.push, x.groups, o.Warmup, o.N)
 }
 
 // check restores the initial bytes of x's outputs (the other side may have written them), runs x
 // once and compares its outputs with want; it returns exactness and max ULP.
-func (x *prepared) check(d *vulkan.Device, w *Workload, want map[string][]byte) (bool, float64, error) {
-	c, err := x.compare(d, w, want)
+func (x *prepared) check(ctx context.Context, d *vulkan.Device, w *Workload, want map[string][]byte) (bool, float64, error) {
+	c, err := x.compare(ctx, d, w, want)
 	return c.exact, c.ulp, err
 }
 
@@ -156,7 +157,7 @@ type outputCheck struct {
 }
 
 // compare runs x once on fresh copies of its outputs' initial bytes and compares them with want.
-func (x *prepared) compare(d *vulkan.Device, w *Workload, want map[string][]byte) (outputCheck, error) {
+func (x *prepared) compare(ctx context.Context, d *vulkan.Device, w *Workload, want map[string][]byte) (outputCheck, error) {
 	for name, buf := range x.outs {
 		if op, ok := w.operand(name); ok {
 			if err := buf.Write(0, op.Data); err != nil {
@@ -164,7 +165,7 @@ func (x *prepared) compare(d *vulkan.Device, w *Workload, want map[string][]byte
 			}
 		}
 	}
-	if err := d.Run(x.p, x.bufs, x.push, x.groups); err != nil {
+	if err := d.RunContext(ctx, x.p, x.bufs, x.push, x.groups); err != nil {
 		return outputCheck{}, err
 	}
 	c := outputCheck{exact: true}
@@ -250,8 +251,16 @@ func (s *bufferSet) release() {
 
 // RunAB benchmarks the twin of cell c against incumbent e on device d (see the file comment).
 // The shape is the op's default, overridden by e.Shape, then by o.Shape; with o.Workload set,
-// RunAB runs that workload as it is instead, and neither e.Shape nor o.Shape applies.
+// RunAB runs that workload as it is instead, and neither e.Shape nor o.Shape applies. The
+// incumbent's launch must stay within the work its shape implies (incumbent.CheckWork).
 func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*ABResult, error) {
+	return RunABContext(context.Background(), d, c, e, o)
+}
+
+// RunABContext is RunAB whose every wait for the device follows ctx: at its deadline the
+// benchmark stops with ctx's error (the work left in flight is the device's next use's to wait
+// for).
+func RunABContext(ctx context.Context, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*ABResult, error) {
 	start := time.Now()
 	o = o.withDefaults()
 	s := c.DefaultScheduleFor("vulkan", d.Caps().SubgroupSize)
@@ -316,6 +325,9 @@ func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*
 	if !l.Whole() {
 		return nil, fmt.Errorf("incumbent %s binds operands at byte offsets (%v): the A/B benchmark binds whole buffers", e.Name, l.Offsets)
 	}
+	if err := incumbent.CheckWork(l, w.Bytes()); err != nil {
+		return nil, fmt.Errorf("incumbent %s at %s: %w", e.Name, ShapeString(w.Shape), err)
+	}
 	inc := &prepared{groups: l.Groups, push: l.Push, outs: map[string]*vulkan.Buffer{}, hash: l.Hash}
 	if inc.p, err = d.Pipeline(l.Module); err != nil {
 		return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
@@ -354,10 +366,10 @@ func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*
 		if err != nil {
 			return nil, fmt.Errorf("oracle at the benchmark shape: %w", err)
 		}
-		if r.TwinExact, _, err = twin.check(d, w, want); err != nil {
+		if r.TwinExact, _, err = twin.check(ctx, d, w, want); err != nil {
 			return nil, fmt.Errorf("twin: %w", err)
 		}
-		ic, err := inc.compare(d, w, want)
+		ic, err := inc.compare(ctx, d, w, want)
 		if err != nil {
 			return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
 		}
@@ -367,11 +379,11 @@ func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*
 	cpu0, wall0 := cpuTime(), time.Now()
 	r.Timestamps = true
 	for i := 0; i < o.Pairs; i++ {
-		a, err := twin.bench(d, o)
+		a, err := twin.bench(ctx, d, o)
 		if err != nil {
 			return nil, fmt.Errorf("twin: %w", err)
 		}
-		b, err := inc.bench(d, o)
+		b, err := inc.bench(ctx, d, o)
 		if err != nil {
 			return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
 		}

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +51,17 @@ type GateOptions struct {
 	// IncumbentTolerance is the normwise error against the oracle beyond which an incumbent is
 	// wrong (0: DefaultIncumbentTolerance).
 	IncumbentTolerance float64
+	// Timeout bounds each cell's runs on the device (0: DefaultGateTimeout): at it the cell's
+	// row records the error and the gate goes on (the device then waits, under the next call's
+	// deadline, for the work left in flight).
+	Timeout time.Duration
 }
+
+// DefaultGateTimeout is the most one cell's device runs in the gate may take: a realistic A/B
+// benchmark takes seconds (`onesource gate -op matvec -type f32`, 9 pairs of 10 dispatches at
+// the default shape, took 6 s in all on lavapipe with 2 cores); a dispatch that has not finished
+// in 5 minutes is a runaway, not a measurement.
+const DefaultGateTimeout = 5 * time.Minute
 
 // GateRow is the gate's outcome for one cell.
 type GateRow struct {
@@ -62,6 +73,9 @@ type GateRow struct {
 	State    registry.State // the cell's state in the registry afterwards
 	Reason   string
 	Err      string // what went wrong (the row then records what could be measured)
+	// TimedOut: the cell's runs passed GateOptions.Timeout; the device may still be running the
+	// work (closing it waits for that).
+	TimedOut bool
 }
 
 var (
@@ -163,9 +177,19 @@ func gateCell(v *Vulkan, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, s
 	}
 	ab := o.AB
 	ab.Schedule = &s
-	r, err := RunAB(d, c, e, ab)
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultGateTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	r, err := RunABContext(ctx, d, c, e, ab)
 	if err != nil {
 		row.Err = "benchmark: " + err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			row.TimedOut = true
+			row.Err += fmt.Sprintf(" (the cell's device runs passed the gate's timeout of %v)", timeout)
+		}
 		return row
 	}
 	row.AB = r

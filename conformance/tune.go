@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -317,7 +318,7 @@ func prepareCandidate(v *Vulkan, c kernels.Cell, s kernels.Schedule, w *Workload
 		return nil, "does not run on the device: " + firstLine(err.Error())
 	}
 	if want != nil {
-		exact, ulp, err := x.check(d, w, want)
+		exact, ulp, err := x.check(context.Background(), d, w, want)
 		if err != nil {
 			return nil, "workload run failed: " + firstLine(err.Error())
 		}

@@ -33,11 +33,12 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	pairs := fs.Int("pairs", 9, "A/B pairs per cell")
 	n := fs.Int("n", 10, "dispatches per measurement")
 	dryRun := fs.Bool("dry-run", false, "do not write the registry")
+	timeout := fs.Duration("timeout", conformance.DefaultGateTimeout, "the most one cell's runs on the device may take (a runaway incumbent stops there)")
 	tuningPath := fs.String("tuning", "", "tuning cache file: each cell runs at the schedule tuned for this device (see onesource tune), else its default")
 	signKey := fs.String("sign", "", "ed25519 private key (PEM PKCS#8, see onesource key) to sign every history entry this run writes")
 	shapeText := fs.String("shape", "", "benchmark shape of every gated cell: NAME=VALUE,... of its op's shape variables (rows=64,n=4096) or the positional ROWSxN (TOKENSxHEADSxHEAD_DIM for rope ops); default: each op's realistic default")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-dry-run]")
+		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-timeout 5m] [-dry-run]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -95,7 +96,14 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onesource gate: Vulkan unavailable: %v\n", err)
 		return 1
 	}
-	defer v.Close()
+	timedOut := false
+	defer func() {
+		// Closing waits for the device to be idle: after a runaway dispatch, that would be the
+		// hang the timeout stopped. The process exits instead, and the system reclaims it.
+		if !timedOut {
+			v.Close()
+		}
+	}()
 	if w := conformance.BusyWarning(); w != "" {
 		fmt.Fprintln(stderr, w)
 	}
@@ -105,7 +113,9 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 		Threshold: *threshold,
 		All:       *all,
 		Tuning:    cache,
+		Timeout:   *timeout,
 		Progress: func(r conformance.GateRow) {
+			timedOut = timedOut || r.TimedOut
 			fmt.Fprintf(stderr, "%s: %s -> %s\n", r.Key, r.Verdict, r.State)
 		},
 	}
