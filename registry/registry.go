@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,6 +154,26 @@ type Evidence struct {
 	TwinHash        string    `json:"twin_hash"`
 	IncumbentHash   string    `json:"incumbent_hash,omitempty"`
 	Date            time.Time `json:"date"`
+	// Seed is the gate's base seed: its seeded inputs (the A/B's second input set, the extra
+	// checks) are made from it, so a failure replays (onesource gate -seed SEED).
+	Seed int64 `json:"seed,omitempty"`
+	// Checks are the gate's correctness checks beyond the conformance cases: seeded extra shapes
+	// (each shape names its seed).
+	Checks []Check `json:"checks,omitempty"`
+	// Findings says what the gate caught in the A/B runs: a side whose timed run's outputs were
+	// not what it computed on those inputs (skipped or cached work), or whose second run on the
+	// same inputs gave other bytes. A twin finding makes the evidence not bit-exact; an
+	// incumbent finding makes the incumbent wrong.
+	Findings []string `json:"findings,omitempty"`
+}
+
+// Check is one of the gate's extra correctness checks: the shape (with the seed of its inputs,
+// and specials=1 where the activations hold NaN, infinities and subnormals) and what each side
+// gave there ("exact", "differs: ...", "err 1.2e-07", "not run: ...").
+type Check struct {
+	Shape     string `json:"shape"`
+	Twin      string `json:"twin"`
+	Incumbent string `json:"incumbent,omitempty"`
 }
 
 // EvidenceKey identifies the machine an Evidence came from: evidence for a cell is kept per
@@ -205,6 +226,17 @@ func (e Evidence) check() error {
 	return nil
 }
 
+// finding returns the first of e's findings about the side prefix names ("twin: ", "incumbent: "),
+// without the prefix ("" when none).
+func (e Evidence) finding(prefix string) string {
+	for _, f := range e.Findings {
+		if rest, ok := strings.CutPrefix(f, prefix); ok {
+			return rest
+		}
+	}
+	return ""
+}
+
 // Verdict is a gate's decision for one cell.
 type Verdict string
 
@@ -223,10 +255,14 @@ const (
 // Judge returns the verdict that evidence e implies at threshold, with a one-line reason.
 func Judge(e Evidence, threshold float64) (Verdict, string) {
 	switch {
+	case !e.BitExact && e.finding("twin: ") != "":
+		return Fail, fmt.Sprintf("not bit-exact on %s: %s", e.Device, e.finding("twin: "))
 	case !e.BitExact:
 		return Fail, fmt.Sprintf("not bit-exact on %s (max %g ULP)", e.Device, e.MaxULP)
 	case !e.HasIncumbent():
 		return Flip, fmt.Sprintf("bit-exact on %s, no incumbent: serves by coverage", e.Device)
+	case e.IncumbentWrong && e.finding("incumbent: ") != "":
+		return Flip, fmt.Sprintf("bit-exact on %s; the incumbent is wrong (%s): flipped on correctness", e.Device, e.finding("incumbent: "))
 	case e.IncumbentWrong:
 		return Flip, fmt.Sprintf("bit-exact on %s; the incumbent is wrong (error %.3g against the oracle, %g ULP): flipped on correctness", e.Device, e.IncumbentErr, e.IncumbentMaxULP)
 	case e.Ratio.Median >= threshold:

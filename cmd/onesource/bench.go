@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -134,6 +135,17 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 					if err == nil {
 						ratio := ab.Ratio.Median
 						r.Ratio, r.Incumbent = &ratio, e.Name
+						// The timed runs' outputs are checked (see conformance.RunAB): what they
+						// caught voids the ratio.
+						for _, f := range ab.TwinFindings {
+							err = errors.Join(err, fmt.Errorf("twin: %s", f))
+						}
+						for _, f := range ab.IncumbentFindings {
+							err = errors.Join(err, fmt.Errorf("incumbent: %s", f))
+						}
+						if err != nil {
+							r.Ratio = nil
+						}
 					}
 				}
 				if err != nil {

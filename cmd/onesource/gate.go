@@ -33,12 +33,13 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	pairs := fs.Int("pairs", 9, "A/B pairs per cell")
 	n := fs.Int("n", 10, "dispatches per measurement")
 	dryRun := fs.Bool("dry-run", false, "do not write the registry")
+	seed := fs.Int64("seed", 0, "base seed of the seeded checks (the A/B's second inputs, the extra shapes); 0: from the clock; the evidence records it, so -seed replays a failure")
 	timeout := fs.Duration("timeout", conformance.DefaultGateTimeout, "the most one cell's runs on the device may take (a runaway incumbent stops there)")
 	tuningPath := fs.String("tuning", "", "tuning cache file: each cell runs at the schedule tuned for this device (see onesource tune), else its default")
 	signKey := fs.String("sign", "", "ed25519 private key (PEM PKCS#8, see onesource key) to sign every history entry this run writes")
 	shapeText := fs.String("shape", "", "benchmark shape of every gated cell: NAME=VALUE,... of its op's shape variables (rows=64,n=4096) or the positional ROWSxN (TOKENSxHEADSxHEAD_DIM for rope ops); default: each op's realistic default")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-timeout 5m] [-dry-run]")
+		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-timeout 5m] [-seed N] [-dry-run]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -114,6 +115,7 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 		All:       *all,
 		Tuning:    cache,
 		Timeout:   *timeout,
+		Seed:      *seed,
 		Progress: func(r conformance.GateRow) {
 			timedOut = timedOut || r.TimedOut
 			fmt.Fprintf(stderr, "%s: %s -> %s\n", r.Key, r.Verdict, r.State)

@@ -178,6 +178,11 @@ void main() {
 // incumbentVariant writes a manifest with one add/f32 incumbent of source text and grid, and
 // returns its path.
 func incumbentVariant(t *testing.T, text, grid string) string {
+	return incumbentWith(t, text, grid, "")
+}
+
+// incumbentWith is incumbentVariant with more bindings (JSON objects, each with a leading comma).
+func incumbentWith(t *testing.T, text, grid, more string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "add.comp"), []byte(text), 0o644); err != nil {
@@ -185,7 +190,7 @@ func incumbentVariant(t *testing.T, text, grid string) string {
 	}
 	man := filepath.Join(dir, "manifest.json")
 	m := `{"version": 1, "incumbents": [{"name": "hand_add_f32", "op": "add", "type": "f32", "backend": "vulkan", "source": {"glsl": "add.comp"},
-  "bindings": [{"binding": 0, "operand": "a", "readonly": true}, {"binding": 1, "operand": "b", "readonly": true}, {"binding": 2, "operand": "y"}],
+  "bindings": [{"binding": 0, "operand": "a", "readonly": true}, {"binding": 1, "operand": "b", "readonly": true}, {"binding": 2, "operand": "y"}` + more + `],
   "push_constants": [{"name": "n", "type": "u32", "value": "rows*n"}], "workgroup_size": [256, 1, 1], "grid": ` + grid + `}]}`
 	if err := os.WriteFile(man, []byte(m), 0o644); err != nil {
 		t.Fatal(err)
@@ -270,5 +275,70 @@ func TestEngineBoundsIncumbentWork(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "the manifest's grid is not this shape's") || time.Since(start) > time.Minute {
 		t.Errorf("Add through a 65535x65535 incumbent grid: %v after %v", err, time.Since(start))
+	}
+}
+
+// cachingComp is add that caches its output between dispatches: it counts the workgroups that
+// finished in a scratch word, and once a whole dispatch has finished it returns at once, leaving
+// whatever the output holds (the result of the first dispatch). Checked once and timed after, it
+// is exact and very fast.
+const cachingComp = `#version 450
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) readonly buffer B { float b[]; };
+layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(binding = 3) coherent buffer S { uint finished; } s;
+layout(push_constant) uniform Params { uint n; } p;
+void main() {
+    if (s.finished >= gl_NumWorkGroups.x) {
+        return;
+    }
+    const uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) {
+        y[i] = a[i] + b[i];
+    }
+    barrier();
+    if (gl_LocalInvocationID.x == 0u) {
+        atomicAdd(s.finished, 1u);
+    }
+}
+`
+
+// TestGateCatchesCachingIncumbent: an incumbent that computes once and serves its cached output
+// on later dispatches is caught: its second run on the same inputs leaves the poisoned output,
+// and so do its timed runs; the evidence says so, the incumbent counts as wrong and the
+// bit-exact twin flips on correctness (the gate measured it fast and declined the twin).
+func TestGateCatchesCachingIncumbent(t *testing.T) {
+	if err := vulkan.Available(); err != nil {
+		t.Skipf("vulkan: %v", err)
+	}
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Skip("glslc is not installed")
+	}
+	man := incumbentWith(t, cachingComp, `["cdiv(rows*n, 256)", 1, 1]`, `, {"binding": 3, "scratch_bytes": "4"}`)
+	reg := filepath.Join(t.TempDir(), "cells.json")
+	code, stdout, stderr := run(t, "gate", "-manifest", man, "-registry", reg, "-op", "add", "-type", "f32", "-pairs", "3", "-n", "5", "-shape", "rows=8,n=4096", "-seed", "7")
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	if code != 0 {
+		t.Fatalf("gate exited %d", code)
+	}
+	r, err := registry.Load(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := r.Cell(registry.Key{Op: "add", Type: "f32", Backend: "vulkan"})
+	if len(c.Evidence) != 1 {
+		t.Fatalf("cell %+v", c)
+	}
+	ev := c.Evidence[0]
+	caught := false
+	for _, f := range ev.Findings {
+		caught = caught || strings.HasPrefix(f, "incumbent: ") && strings.Contains(f, "gave other bytes")
+	}
+	if !caught || !ev.IncumbentWrong || c.State != registry.DSL || ev.Seed != 7 {
+		t.Errorf("the caching incumbent was not caught: state %s, wrong %v, seed %d, findings %q", c.State, ev.IncumbentWrong, ev.Seed, ev.Findings)
+	}
+	if !strings.Contains(stdout, "the incumbent is wrong (") {
+		t.Errorf("the scoreboard does not say why")
 	}
 }
