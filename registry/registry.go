@@ -20,7 +20,10 @@
 //   - Evidence is keyed by (device, driver, toolchain), so registries written on several machines
 //     merge without losing any evidence.
 //   - Every registration, gate verdict, revert and merge is appended to a hash-chained history that
-//     is never rewritten.
+//     is never rewritten. The cells are the replay of the history (see replay): Load refuses a
+//     file whose cells differ from it in any field of any evidence record, and a version-1 file
+//     with a history (Migrate converts one). Entries may be signed with ed25519, and a trust file
+//     then decides which flips load (see sign.go).
 //   - Select answers which kernel serves a cell from an immutable snapshot: cheap and safe for
 //     concurrent use with writers. The cell's state is over every machine's evidence (a report's
 //     view); SelectOn answers for one machine from its own evidence, so a verdict on one device
