@@ -106,7 +106,9 @@ func TestNextCallHonoursItsContext(t *testing.T) {
 		name string
 		run  func(ctx context.Context) error
 	}{
-		{"RunContext", func(ctx context.Context) error { return d.RunContext(ctx, p, []*Buffer{flag, out}, nil, [3]uint32{1, 1, 1}) }},
+		{"RunContext", func(ctx context.Context) error {
+			return d.RunContext(ctx, p, []*Buffer{flag, out}, nil, [3]uint32{1, 1, 1})
+		}},
 		{"BenchContext", func(ctx context.Context) error {
 			_, err := d.BenchContext(ctx, p, []*Buffer{flag, out}, nil, [3]uint32{1, 1, 1}, 1, 1)
 			return err

@@ -143,6 +143,7 @@ func measure(t *testing.T, c *scaleCase, phase string) scaleMeasure {
 // measureRun measures run, a phase on a kernel of n instructions: the best time of at least 3
 // runs (more, up to 20, within 50 ms), each after a garbage collection so that one run does not
 // pay for another's garbage, and the allocations and bytes of one more run, all per instruction.
+// (TestScale bounds time growth with interleavedNs.)
 func measureRun(n int, run func()) scaleMeasure {
 	run() // warm up
 	best := time.Duration(1 << 62)
@@ -165,10 +166,11 @@ func measureRun(n int, run func()) scaleMeasure {
 
 // The bounds on growth between two sizes (growthErrors), per instruction: allocations at most
 // twice (+0.5), allocated bytes and output at most three times (+64, +16 bytes), and, between
-// 10k and 100k instructions, time at most maxTimeGrowth times. Time is bounded from 10k on only:
+// 10k and 100k instructions, time at most maxTimeGrowth times, the two sizes timed in turn
+// (interleavedNs). Time is bounded from 10k on only:
 // a 1k kernel fits in the caches and runs 2 to 5 times faster per instruction than a 10k one
 // (cuda straight: 576 then 2789 ns/inst) with no algorithmic growth at all, while from 10k to
-// 100k every phase grew 0.9 to 2.7 times per instruction (best of at least 3 runs, 2 cores
+// 100k every phase grew 1.0 to 2.7 times per instruction (best of 5 runs in turn, 2 cores
 // shared with other work; the most, lower and cuda on the loops shape, nest 1000 loops deep at
 // 100k against 312 at 10k). Single runs are no measure: the 0.07 -> 2.13 s for 10k ->
 // 100k were single runs, and single runs lowering kernels of many variables, and of many loops
@@ -176,6 +178,25 @@ func measureRun(n int, run func()) scaleMeasure {
 // 5 took 18 and 21 times. A phase quadratic in the kernel's size grows 10 times per instruction
 // per decade, one in n^1.5 3.2 times.
 const maxTimeGrowth = 4.0
+
+// interleavedNs is the best time per instruction of a phase on a kernel of nSmall instructions
+// (runSmall) and on one of nLarge (runLarge), the two run in turn rounds times, each after a
+// garbage collection: load from other processes then slows both alike, not only the run that
+// happened to meet it.
+func interleavedNs(rounds, nSmall int, runSmall func(), nLarge int, runLarge func()) (small, large float64) {
+	bs, bl := time.Duration(1<<62), time.Duration(1<<62)
+	for range rounds {
+		runtime.GC()
+		s := time.Now()
+		runSmall()
+		bs = min(bs, time.Since(s))
+		runtime.GC()
+		s = time.Now()
+		runLarge()
+		bl = min(bl, time.Since(s))
+	}
+	return float64(bs.Nanoseconds()) / float64(nSmall), float64(bl.Nanoseconds()) / float64(nLarge)
+}
 
 // growthErrors says which bounds the measure m at size large breaks against base at size small
 // (nil when none): timed says whether time is bounded between them.
@@ -227,8 +248,11 @@ func TestScale(t *testing.T) {
 					t.Error(e)
 				}
 				if c.n >= 100000 {
-					// Time from 10k to 100k, past the caches.
-					for _, e := range growthErrors(phase, shape, cases[i-1].n, c.n, scaleMeasure{ns: prev.ns, allocs: 1e9, bytes: 1e9, out: 1e9}, m, true) {
+					// Time from 10k to 100k, past the caches, the two sizes measured in turn.
+					p := cases[i-1]
+					small, large := interleavedNs(5, p.insts, func() { p.run(t, phase) }, c.insts, func() { c.run(t, phase) })
+					t.Logf("%-5s %-8s 10k -> 100k, in turn: %5.0f -> %5.0f ns/inst (x%.2f)", phase, shape, small, large, large/small)
+					for _, e := range growthErrors(phase, shape, p.n, c.n, scaleMeasure{ns: small, allocs: 1e9, bytes: 1e9, out: 1e9}, scaleMeasure{ns: large}, true) {
 						t.Error(e)
 					}
 				}
