@@ -28,8 +28,12 @@ import (
 // Recover; it runs under the directory's lock (see lockDir), as Run does. Whoever reads the tree
 // calls Recover first (incumbent.Load does), so an interrupted transaction never shows.
 
-// JournalName is the transaction journal's file name in its directory.
-const JournalName = ".onesource-journal.json"
+// JournalName is the transaction journal's file name in its directory, and stagePrefix begins the
+// name of its stage directory (Recover removes no other).
+const (
+	JournalName = ".onesource-journal.json"
+	stagePrefix = ".onesource-stage-"
+)
 
 // Transaction replaces Replace with Data and removes the files Remove, all or nothing (see the
 // transaction contract). Replace must hold Old when Run starts. Every path is in Dir or below
@@ -113,7 +117,7 @@ func (t Transaction) Run() (err error) {
 		}
 	}
 	n := 0
-	stage := filepath.Join(t.Dir, fmt.Sprintf(".onesource-stage-%s", Hash(append(append([]byte{}, t.Old...), t.Data...))[:16]))
+	stage := filepath.Join(filepath.Clean(t.Dir), stagePrefix+Hash(append(append([]byte{}, t.Old...), t.Data...))[:16])
 	j := journal{Format: "onesource-journal", What: what, Replace: target, OldHash: Hash(t.Old), NewHash: Hash(t.Data),
 		Stage: stage, Staged: filepath.Join(stage, "replacement")}
 	for i, f := range t.Remove {
@@ -233,8 +237,14 @@ func recoverLocked(dir string) (string, error) {
 		rel, err := filepath.Rel(dir, p)
 		return err == nil && !strings.HasPrefix(rel, "..")
 	}
-	if !inside(j.Stage) || filepath.Base(j.Stage) == "." {
-		return "", fmt.Errorf("the journal %s names a stage outside %s: refusing it", jpath, dir)
+	if filepath.Dir(j.Stage) != filepath.Clean(dir) || !strings.HasPrefix(filepath.Base(j.Stage), stagePrefix) {
+		return "", fmt.Errorf("the journal %s names a stage %q that is not one of %s's %s* directories: refusing it", jpath, j.Stage, dir, stagePrefix)
+	}
+	for _, m := range j.Moves {
+		// A journal moves files of its directory into its stage and back, nothing else.
+		if !inside(m.From) || filepath.Dir(m.To) != filepath.Clean(j.Stage) {
+			return "", fmt.Errorf("the journal %s moves %q to %q, outside %s or its stage: refusing it", jpath, m.From, m.To, dir)
+		}
 	}
 	cur, err := os.ReadFile(j.Replace)
 	if err != nil {

@@ -103,11 +103,43 @@ func TestRecoverRefusesAnEditedFile(t *testing.T) {
 	tx2, _ := txTree(t)
 	stale := filepath.Join(tx2.Dir, "."+JournalName+".tmp-123")
 	os.WriteFile(stale, []byte("{"), 0o644)
-	os.WriteFile(filepath.Join(tx2.Dir, JournalName), []byte(`{"format":"onesource-journal","what":"test","replace":"`+tx2.Replace+`","old_hash":"`+Hash(tx2.Old)+`","new_hash":"x","stage":"`+filepath.Join(tx2.Dir, ".s")+`"}`), 0o644)
+	os.WriteFile(filepath.Join(tx2.Dir, JournalName), []byte(`{"format":"onesource-journal","what":"test","replace":"`+tx2.Replace+`","old_hash":"`+Hash(tx2.Old)+`","new_hash":"x","stage":"`+filepath.Join(tx2.Dir, ".onesource-stage-x")+`"}`), 0o644)
 	if msg, err := Recover(tx2.Dir); err != nil || !strings.Contains(msg, "rolled back") {
 		t.Fatalf("Recover: %q %v", msg, err)
 	}
 	if _, err := os.Stat(stale); err == nil {
 		t.Error("the stale journal temporary file is still there")
 	}
+}
+
+// FuzzRecover: whatever the journal holds, Recover does not panic, touches nothing outside its
+// directory (a file beside it keeps its bytes) and removes no directory but a stage of its own.
+func FuzzRecover(f *testing.F) {
+	f.Add([]byte(`{"format":"onesource-journal","what":"x","replace":"REPLACE","old_hash":"OLD","new_hash":"NEW","stage":"DIR/.onesource-stage-1","staged":"DIR/.onesource-stage-1/r","moves":[{"from":"DIR/a.comp","to":"DIR/.onesource-stage-1/0-a.comp"}]}`))
+	f.Add([]byte(`{"format":"onesource-journal","replace":"REPLACE","old_hash":"OLD","stage":"DIR/.onesource-stage-1","moves":[{"from":"OUTSIDE","to":"DIR/.onesource-stage-1/x"}]}`))
+	f.Add([]byte(`{"format":"onesource-journal","replace":"REPLACE","old_hash":"OLD","stage":"DIR/.onesource-stage-1","moves":[{"from":"DIR/b","to":"OUTSIDE"}]}`))
+	f.Add([]byte(`{"format":"onesource-journal","replace":"REPLACE","old_hash":"OLD","stage":"DIR/..","moves":[]}`))
+	f.Add([]byte(`{"format":"onesource-journal","replace":"REPLACE","old_hash":"OLD","stage":"DIR/keep","moves":[]}`))
+	f.Add([]byte(`{`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		root := t.TempDir()
+		dir := filepath.Join(root, "tree")
+		os.Mkdir(dir, 0o755)
+		outside := filepath.Join(root, "outside.txt")
+		os.WriteFile(outside, []byte("keep"), 0o644)
+		replace := filepath.Join(dir, "manifest.json")
+		os.WriteFile(replace, []byte("old"), 0o644)
+		os.WriteFile(filepath.Join(dir, "a.comp"), []byte("a"), 0o644)
+		os.Mkdir(filepath.Join(dir, "keep"), 0o755)
+		os.WriteFile(filepath.Join(dir, "keep", "x"), []byte("x"), 0o644)
+		text := strings.NewReplacer("DIR", dir, "REPLACE", replace, "OUTSIDE", outside, "OLD", Hash([]byte("old")), "NEW", Hash([]byte("new"))).Replace(string(b))
+		os.WriteFile(filepath.Join(dir, JournalName), []byte(text), 0o644)
+		Recover(dir)
+		if got, err := os.ReadFile(outside); err != nil || string(got) != "keep" {
+			t.Fatalf("Recover changed a file outside its directory: %q %v", got, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "keep", "x")); err != nil {
+			t.Fatalf("Recover removed a directory that is not its stage: %v", err)
+		}
+	})
 }
