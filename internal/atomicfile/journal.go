@@ -82,6 +82,16 @@ func (t Transaction) Run() (err error) {
 	if what == "" {
 		what = "transaction"
 	}
+	for _, p := range []*string{&t.Dir, &t.Replace} {
+		if abs, err := filepath.Abs(*p); err == nil {
+			*p = abs
+		}
+	}
+	for i, f := range t.Remove {
+		if abs, err := filepath.Abs(f); err == nil {
+			t.Remove[i] = abs
+		}
+	}
 	unlock, _, err := lockDir(t.Dir)
 	if err != nil {
 		return fmt.Errorf("%s: locking %s: %v", what, t.Dir, err)
@@ -112,7 +122,7 @@ func (t Transaction) Run() (err error) {
 		return fmt.Errorf("%s: the replacement of %s is its old content: nothing would mark the commit", what, t.Replace)
 	}
 	for _, f := range t.Remove {
-		if rel, err := filepath.Rel(t.Dir, f); err != nil || strings.HasPrefix(rel, "..") || !filepath.IsAbs(f) != !filepath.IsAbs(t.Dir) {
+		if rel, err := filepath.Rel(t.Dir, f); err != nil || strings.HasPrefix(rel, "..") {
 			return fmt.Errorf("%s: %s is not inside %s", what, f, t.Dir)
 		}
 	}
@@ -214,6 +224,10 @@ func Recover(dir string) (string, error) {
 }
 
 func recoverLocked(dir string) (string, error) {
+	// The journal's paths are absolute (Run makes them so): compare them with an absolute dir.
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	jpath := filepath.Join(dir, JournalName)
 	// A journal killed while being written is a temporary file that never became the journal:
 	// nothing was changed after it.

@@ -143,3 +143,36 @@ func FuzzRecover(f *testing.F) {
 		}
 	})
 }
+
+// TestTransactionRelativePaths: a transaction journals absolute paths, and is recovered from its
+// directory named relatively (drain runs on absolute paths; incumbent.Load of
+// "dir/manifest.json" recovers "dir"), and one named relatively is recovered from its absolute
+// directory.
+func TestTransactionRelativePaths(t *testing.T) {
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	for _, runRelative := range []bool{false, true} {
+		tx, _ := txTree(t)
+		abs := tx.Dir
+		if err := os.Chdir(filepath.Dir(abs)); err != nil {
+			t.Fatal(err)
+		}
+		rel := filepath.Base(abs)
+		recoverFrom := rel
+		if runRelative {
+			tx.Dir, tx.Replace = rel, filepath.Join(rel, "manifest.json")
+			tx.Remove = []string{filepath.Join(rel, "a.comp"), filepath.Join(rel, "b.comp")}
+			recoverFrom = abs
+		}
+		if !crashAt(tx, 4) {
+			t.Fatal("no crash")
+		}
+		msg, err := Recover(recoverFrom)
+		if err != nil || !strings.Contains(msg, "rolled back") {
+			t.Fatalf("Recover(%q): %q %v", recoverFrom, msg, err)
+		}
+		if got := dirFiles(t, abs); len(got) != 4 || got["a.comp"] != "a" {
+			t.Errorf("after the rollback: %v", got)
+		}
+	}
+}
