@@ -1,7 +1,7 @@
 // Command llama decodes with a llama-architecture model read from a GGUF file (as llama.cpp
 // writes them), every op served through the onesource engine by the kernel the registry chose:
 //
-//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE] [-backend cpu|vulkan]
+//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE] [-trust KEYS] [-backend cpu|vulkan]
 //
 // It feeds the prompt token ids, decodes N tokens greedily, prints the generated ids, and writes
 // the last step's logits as little-endian f32. With -backend cpu every op runs on the Go CPU
@@ -44,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	steps := fs.Int("steps", 8, "tokens to generate")
 	logitsOut := fs.String("logits", "", "write the last step's logits here (little-endian f32)")
 	regPath := fs.String("registry", "", "registry file deciding who serves each cell (default: the twins)")
+	trustPath := fs.String("trust", "", "trust file of public keys (default $"+registry.TrustEnv+"): the registry's flips must rest on evidence one of them signed")
 	manPath := fs.String("manifest", "", "incumbents manifest for the cells the registry sends to hand-written kernels")
 	tunePath := fs.String("tuning", "", "tuning cache (see onesource tune)")
 	ctx := fs.Int("ctx", 0, "KV cache positions (default: the model's context length, at most 2048)")
@@ -69,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *model == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan]")
+		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-trust KEYS] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan]")
 		fmt.Fprintln(stderr, "       llama -write-synthetic OUT.gguf")
 		return 2
 	}
@@ -77,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// name, link or inode; checked before the model is even opened.
 	var manInputs []string
 	inputs := func() []string {
-		return append([]string{*model, *regPath, *manPath, *tunePath}, manInputs...)
+		return append([]string{*model, *regPath, *manPath, *tunePath, *trustPath}, manInputs...)
 	}
 	if *logitsOut != "" {
 		if err := atomicfile.CheckOutput(*logitsOut, inputs()...); err != nil {
@@ -95,8 +96,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("-backend %q: want vulkan or cpu", *backend))
 	}
 	opts := engine.Options{Backend: *backend}
+	if *trustPath != "" {
+		if opts.Trust, err = registry.LoadTrust(*trustPath); err != nil {
+			return fail(err)
+		}
+	} else if opts.Trust, err = registry.TrustFromEnv(); err != nil {
+		return fail(err)
+	}
 	if *regPath != "" {
-		if opts.Registry, err = registry.Load(*regPath); err != nil {
+		if opts.Registry, err = registry.LoadTrusted(*regPath, opts.Trust); err != nil {
 			return fail(err)
 		}
 	}

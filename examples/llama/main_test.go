@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/gguf"
 	"github.com/onesource-go/onesource/llama"
+	"github.com/onesource-go/onesource/registry"
 )
 
 // TestRunSynthetic runs the command on the synthetic model and checks its tokens and logits file
@@ -134,5 +136,35 @@ func TestOutputsAndLimits(t *testing.T) {
 	rc := run([]string{"-backend", "cpu", "-model", model, "-tokens", "1", "-steps", "9223372036854775807", "-ctx", "8"}, &out, &errb)
 	if rc != 1 || !strings.Contains(errb.String(), "do not fit the KV cache") {
 		t.Errorf("-steps 9223372036854775807: exit %d after %v, %q; want the fit check's refusal", rc, time.Since(start), errb.String())
+	}
+}
+
+// TestTrustFlag: with -trust, a registry whose flip no trusted key signed is refused before the
+// model is read.
+func TestTrustFlag(t *testing.T) {
+	t.Setenv(vulkan.LibraryEnv, filepath.Join(t.TempDir(), "no-libvulkan.so.1"))
+	t.Setenv(registry.TrustEnv, "")
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "cells.json")
+	r, _ := registry.Open(reg)
+	k := registry.Key{Op: "rms_norm", Type: "f32", Backend: "cpu"}
+	if err := r.Register(k, "h", "test"); err != nil {
+		t.Fatal(err)
+	}
+	ev := registry.Evidence{Device: "d", Driver: "v", Toolchain: "t", BitExact: true, TwinGBps: 2, IncumbentGBps: 1,
+		Ratio: registry.SpreadOf([]float64{2}), TwinHash: "x", IncumbentHash: "h", Date: time.Unix(1e9, 0).UTC()}
+	if err := r.Apply(registry.GateResult{Key: k, Evidence: ev, Verdict: registry.Flip}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Save(""); err != nil {
+		t.Fatal(err)
+	}
+	pub, _, _ := ed25519.GenerateKey(nil)
+	trust := filepath.Join(dir, "trust.keys")
+	os.WriteFile(trust, []byte(registry.TrustLine(pub, "ci")+"\n"), 0o644)
+	var out, errb bytes.Buffer
+	rc := run([]string{"-backend", "cpu", "-model", filepath.Join(dir, "none.gguf"), "-registry", reg, "-trust", trust}, &out, &errb)
+	if rc != 1 || !strings.Contains(errb.String(), "rests on evidence no key of") {
+		t.Errorf("-trust with an unsigned flip: exit %d, %q", rc, errb.String())
 	}
 }
