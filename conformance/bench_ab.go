@@ -1,9 +1,13 @@
 package conformance
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,8 +22,16 @@ import (
 
 // The kernel-only A/B benchmark of docs/contracts.md: a cell's DSL twin against its hand-written
 // incumbent (package incumbent) on one Vulkan device, at a realistic shape. Buffers are created
-// and filled once; each measurement is (*vulkan.Device).Bench: warm-up, N dispatches recorded
-// back to back in one command buffer, one submission, one wait, device timestamps. Twin and
+// and filled once; each measurement is the side's warm-up dispatches, then its outputs poisoned
+// (poisonByte), then (*vulkan.Device).BenchContext: N dispatches recorded back to back in one
+// command buffer, one submission, one wait, device timestamps; then the timed run's own outputs
+// are read and must be the bytes the side gave on those inputs in its correctness runs, where it
+// ran twice and had to give the same bytes both times. The timed pairs alternate between the
+// benchmark inputs and a second, seeded set of the same shape (inputSets), so a side that skips
+// the timed work, or serves a result it cached from earlier dispatches, is caught
+// (ABResult.TwinFindings, IncumbentFindings; the gate then counts the twin not bit-exact, or the
+// incumbent wrong). Scratch buffers are zeroed once, as the manifest promises, not between runs:
+// an incumbent keeping state there meets it again. Twin and
 // incumbent alternate A B A B ... for P pairs in one process; each pair gives a ratio (twin
 // throughput / incumbent throughput = incumbent time / twin time), summarized by its median,
 // min, max and interquartile range. Throughput is also reported as GB/s of the op's minimal
@@ -45,6 +57,9 @@ type ABOptions struct {
 	// TwinParams and TwinGroups are used as they are, and its Vars (Shape and Derived) feed the
 	// incumbent's expressions.
 	Workload *Workload
+	// Seed is the seed of the second input set the timed pairs alternate with (0: one from the
+	// clock; see inputSets).
+	Seed int64
 }
 
 func (o ABOptions) withDefaults() ABOptions {
@@ -122,7 +137,16 @@ type ABResult struct {
 	IncumbentMaxULP float64 `json:"incumbent_max_ulp"`
 	// IncumbentErr is the incumbent's normwise error against the oracle, ||got-want||/||want||.
 	IncumbentErr float64 `json:"incumbent_err"`
-	Seconds      float64 `json:"seconds"`
+	// Seed is the seed of the second input set (0: none, a case workload).
+	Seed int64 `json:"seed,omitempty"`
+	// TwinFindings and IncumbentFindings say what the checks of the timed runs caught: a side
+	// whose second run gave other bytes, or whose timed run did not give what it gave in its
+	// correctness run (it skipped the timed work, or served a cached result). TimedChecked
+	// counts the timed runs whose outputs were checked.
+	TwinFindings      []string `json:"twin_findings,omitempty"`
+	IncumbentFindings []string `json:"incumbent_findings,omitempty"`
+	TimedChecked      int      `json:"timed_checked"`
+	Seconds           float64  `json:"seconds"`
 }
 
 // prepared is one side of the A/B: a pipeline with its buffers and push constants.
@@ -135,15 +159,111 @@ type prepared struct {
 	hash   string
 }
 
-func (x *prepared) bench(d *vulkan.Device, o ABOptions) (vulkan.BenchResult, error) {
-	return d.Bench(x.p, x.bufs, x.push, x.groups, o.Warmup, o.N)
+func (x *prepared) bench(ctx context.Context, d *vulkan.Device, o ABOptions) (vulkan.BenchResult, error) {
+	return d.BenchContext(ctx, x.p, x.bufs, x.push, x.groups, o.Warmup, o.N)
 }
 
-// check restores the initial bytes of x's outputs (the other side may have written them), runs x
-// once and compares its outputs with want; it returns exactness and max ULP.
-func (x *prepared) check(d *vulkan.Device, w *Workload, want map[string][]byte) (bool, float64, error) {
-	c, err := x.compare(d, w, want)
-	return c.exact, c.ulp, err
+// poisonByte fills an output before every run whose output is checked: 0x7f7f7f7f is a finite
+// f32 (3.4e38) no op computes from these inputs, and, unlike a NaN, never equal to a NaN the
+// oracle expects. A side that skips work (or returns what it cached from an earlier dispatch)
+// leaves it, or the earlier inputs' result, where the op's output belongs.
+const poisonByte = 0x7f
+
+// resetOutputs prepares x's outputs for a checked run: poisoned (see poisonByte), or, for a
+// case workload (w.Derived nil, whose kernels may read their outputs' initial bytes, as atomics
+// do), restored to their initial bytes.
+func (x *prepared) resetOutputs(w *Workload) error {
+	for name, buf := range x.outs {
+		op, ok := w.operand(name)
+		if !ok {
+			continue
+		}
+		data := op.Data
+		if w.Derived != nil {
+			data = bytes.Repeat([]byte{poisonByte}, len(op.Data))
+		}
+		if err := buf.Write(0, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readOutputs reads x's outputs, as many bytes of each as w's operand has.
+func (x *prepared) readOutputs(w *Workload) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for name, buf := range x.outs {
+		op, ok := w.operand(name)
+		if !ok {
+			continue
+		}
+		got := make([]byte, len(op.Data))
+		if err := buf.Read(0, got); err != nil {
+			return nil, err
+		}
+		out[name] = got
+	}
+	return out, nil
+}
+
+// run runs x once on reset outputs (resetOutputs) and returns its outputs.
+func (x *prepared) run(ctx context.Context, d *vulkan.Device, w *Workload) (map[string][]byte, error) {
+	if err := x.resetOutputs(w); err != nil {
+		return nil, err
+	}
+	if err := d.RunContext(ctx, x.p, x.bufs, x.push, x.groups); err != nil {
+		return nil, err
+	}
+	return x.readOutputs(w)
+}
+
+// reference runs x twice on the same inputs and returns the first run's outputs, and, when the
+// second run's bytes differ (a side that is not reproducible, or not the function of its inputs
+// it claims to be), what differs.
+func (x *prepared) reference(ctx context.Context, d *vulkan.Device, w *Workload) (map[string][]byte, string, error) {
+	first, err := x.run(ctx, d, w)
+	if err != nil {
+		return nil, "", err
+	}
+	second, err := x.run(ctx, d, w)
+	if err != nil {
+		return nil, "", err
+	}
+	return first, sameOutputs(first, second, "a second run on the same inputs"), nil
+}
+
+// sameOutputs says where got differs from want ("" when every output has the same bytes); what
+// names got.
+func sameOutputs(want, got map[string][]byte, what string) string {
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		a, b := want[name], got[name]
+		if i := firstDiff(a, b); i >= 0 {
+			return fmt.Sprintf("%s gave other bytes in %s (from byte %d of %d)", what, name, i, len(a))
+		}
+	}
+	return ""
+}
+
+func firstDiff(a, b []byte) int {
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// check runs x once (run) and compares its outputs with want; it returns exactness and max ULP.
+func (x *prepared) check(ctx context.Context, d *vulkan.Device, w *Workload, want map[string][]byte) (bool, float64, error) {
+	got, err := x.run(ctx, d, w)
+	if err != nil {
+		return false, 0, err
+	}
+	c := compareOutputs(w, got, want)
+	return c.exact, c.ulp, nil
 }
 
 // outputCheck is how a kernel's outputs compare with the oracle's: exact, the largest ULP
@@ -155,45 +275,32 @@ type outputCheck struct {
 	normErr float64
 }
 
-// compare runs x once on fresh copies of its outputs' initial bytes and compares them with want.
-func (x *prepared) compare(d *vulkan.Device, w *Workload, want map[string][]byte) (outputCheck, error) {
-	for name, buf := range x.outs {
-		if op, ok := w.operand(name); ok {
-			if err := buf.Write(0, op.Data); err != nil {
-				return outputCheck{}, err
-			}
-		}
-	}
-	if err := d.Run(x.p, x.bufs, x.push, x.groups); err != nil {
-		return outputCheck{}, err
-	}
+// compareOutputs compares outputs got with the oracle's want.
+func compareOutputs(w *Workload, got, want map[string][]byte) outputCheck {
 	c := outputCheck{exact: true}
 	var diff2, norm2 float64
-	for name, buf := range x.outs {
-		wb, ok := want[name]
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		wb := want[name]
+		g, ok := got[name]
 		if !ok {
 			continue
 		}
-		got := make([]byte, len(wb))
-		if err := buf.Read(0, got); err != nil {
-			return outputCheck{}, err
-		}
 		op, _ := w.operand(name)
-		df := Compare(got, wb, op.Elem)
+		df := Compare(g, wb, op.Elem)
 		if !df.Exact {
 			c.exact = false
 			c.ulp = math.Max(c.ulp, df.ULP)
 		}
 		if op.Elem == "f32" {
-			for i := 0; i+4 <= len(wb); i += 4 {
-				g, v := float64(math.Float32frombits(le32(got[i:]))), float64(math.Float32frombits(le32(wb[i:])))
+			for i := 0; i+4 <= len(wb) && i+4 <= len(g); i += 4 {
+				gv, v := float64(math.Float32frombits(le32(g[i:]))), float64(math.Float32frombits(le32(wb[i:])))
 				switch {
 				case math.IsNaN(v) || math.IsInf(v, 0):
 					continue // the oracle's specials are judged by Compare
-				case math.IsNaN(g) || math.IsInf(g, 0):
+				case math.IsNaN(gv) || math.IsInf(gv, 0):
 					diff2 = math.Inf(1)
 				default:
-					diff2 += (g - v) * (g - v)
+					diff2 += (gv - v) * (gv - v)
 				}
 				norm2 += v * v
 			}
@@ -208,7 +315,146 @@ func (x *prepared) compare(d *vulkan.Device, w *Workload, want map[string][]byte
 	default:
 		c.normErr = math.Sqrt(diff2 / norm2)
 	}
-	return c, nil
+	return c
+}
+
+// timed is one timed measurement of x (see the file comment): its warm-up dispatches, then its
+// outputs poisoned, then o.N dispatches timed, then its outputs read and compared with ref, what
+// x gave on these inputs in its correctness runs. diff says how the timed run's outputs differ
+// ("" when they do not): a side that skipped the timed work, or served an earlier result.
+func (x *prepared) timed(ctx context.Context, d *vulkan.Device, o ABOptions, w *Workload, ref map[string][]byte, what string) (vulkan.BenchResult, string, error) {
+	if o.Warmup > 0 {
+		if _, err := d.BenchContext(ctx, x.p, x.bufs, x.push, x.groups, 0, o.Warmup); err != nil {
+			return vulkan.BenchResult{}, "", err
+		}
+	}
+	if err := x.resetOutputs(w); err != nil {
+		return vulkan.BenchResult{}, "", err
+	}
+	res, err := d.BenchContext(ctx, x.p, x.bufs, x.push, x.groups, 0, o.N)
+	if err != nil {
+		return vulkan.BenchResult{}, "", err
+	}
+	got, err := x.readOutputs(w)
+	if err != nil {
+		return vulkan.BenchResult{}, "", err
+	}
+	return res, sameOutputs(ref, got, what), nil
+}
+
+// inputSets returns the input sets the A/B benchmark runs on: w, and, for an op workload (not a
+// case workload), the same shape with inputs of seed o.Seed (0: a seed from the clock), whose
+// seed it returns; the timed pairs alternate between them, so that a side which serves the
+// result of earlier inputs is caught.
+func inputSets(w *Workload, o ABOptions, s kernels.Schedule) ([]*Workload, int64, error) {
+	if w.Derived == nil || w.Op == "" {
+		return []*Workload{w}, 0, nil
+	}
+	seed := o.Seed
+	if seed == 0 {
+		seed = time.Now().UnixNano()%1_000_000 + 1
+	}
+	sh := maps.Clone(w.Shape)
+	sh["seed"] = float64(seed)
+	w2, err := NewWorkload(w.Op, w.Type, sh, s)
+	if err != nil {
+		return nil, 0, fmt.Errorf("the inputs of seed %d: %w", seed, err)
+	}
+	if len(w2.Operands) != len(w.Operands) {
+		return nil, 0, fmt.Errorf("the inputs of seed %d have %d operands, the benchmark's %d", seed, len(w2.Operands), len(w.Operands))
+	}
+	for i := range w.Operands {
+		if w2.Operands[i].Name != w.Operands[i].Name || len(w2.Operands[i].Data) != len(w.Operands[i].Data) {
+			return nil, 0, fmt.Errorf("the inputs of seed %d: operand %s differs in size from the benchmark's", seed, w.Operands[i].Name)
+		}
+	}
+	return []*Workload{w, w2}, seed, nil
+}
+
+// writeInputs writes the input operands of w into the buffers of bs.
+func writeInputs(bs *bufferSet, w *Workload) error {
+	for _, op := range w.Operands {
+		if op.Output {
+			continue
+		}
+		if b, ok := bs.byOp[op.Name]; ok {
+			if err := b.Write(0, op.Data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// twinSide binds the twin's pipeline p (of module m) to w's operands in bs, with w's parameters
+// and grid.
+func twinSide(c kernels.Cell, m *vulkan.Module, p *vulkan.Pipeline, w *Workload, bs *bufferSet) (*prepared, error) {
+	twin := &prepared{p: p, groups: w.TwinGroups, outs: map[string]*vulkan.Buffer{}, hash: incumbent.HashWords(m.Words)}
+	for _, b := range m.Bindings {
+		op, ok := w.operand(b.Name)
+		if !ok {
+			return nil, fmt.Errorf("twin binding %q is not an operand of the %s workload", b.Name, c.Name())
+		}
+		buf, err := bs.get(op)
+		if err != nil {
+			return nil, err
+		}
+		twin.bufs = append(twin.bufs, buf)
+		if op.Output {
+			twin.outs[op.Name] = buf
+		}
+	}
+	twin.push = make([]byte, 4*len(w.TwinParams))
+	for i, v := range w.TwinParams {
+		binary.LittleEndian.PutUint32(twin.push[4*i:], v)
+	}
+	return twin, nil
+}
+
+// incumbentSide instantiates incumbent e at w's shape on d (its launch within the work the shape
+// implies, incumbent.CheckWork) and binds it to w's operands in bs, with zeroed scratch buffers.
+func incumbentSide(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, w *Workload, bs *bufferSet) (*prepared, error) {
+	l, err := e.VulkanFor(d.Info(), w.Vars())
+	if err != nil {
+		return nil, err
+	}
+	if !l.Whole() {
+		return nil, fmt.Errorf("incumbent %s binds operands at byte offsets (%v): the A/B benchmark binds whole buffers", e.Name, l.Offsets)
+	}
+	if err := incumbent.CheckWork(l, w.Bytes()); err != nil {
+		return nil, fmt.Errorf("incumbent %s at %s: %w", e.Name, ShapeString(w.Shape), err)
+	}
+	inc := &prepared{groups: l.Groups, push: l.Push, outs: map[string]*vulkan.Buffer{}, hash: l.Hash}
+	if inc.p, err = d.Pipeline(l.Module); err != nil {
+		return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
+	}
+	for i, name := range l.Operands {
+		if name == "" {
+			b, err := bs.new(l.Scratch[i])
+			if err != nil {
+				return nil, err
+			}
+			inc.bufs = append(inc.bufs, b)
+			continue
+		}
+		op, ok := w.operand(name)
+		if !ok {
+			var names []string
+			for _, o := range w.Operands {
+				names = append(names, o.Name)
+			}
+			return nil, fmt.Errorf("incumbent %s: binding %d: %q is not an operand of %s (operands: %s)", e.Name, i, name, c.Name(), strings.Join(names, ", "))
+		}
+		buf, err := bs.get(op)
+		if err != nil {
+			return nil, err
+		}
+		inc.bufs = append(inc.bufs, buf)
+		if op.Output {
+			inc.outs[op.Name] = buf
+		}
+	}
+	return inc, nil
 }
 
 // bufferSet creates the operand buffers once; both sides bind the same buffers.
@@ -250,8 +496,16 @@ func (s *bufferSet) release() {
 
 // RunAB benchmarks the twin of cell c against incumbent e on device d (see the file comment).
 // The shape is the op's default, overridden by e.Shape, then by o.Shape; with o.Workload set,
-// RunAB runs that workload as it is instead, and neither e.Shape nor o.Shape applies.
+// RunAB runs that workload as it is instead, and neither e.Shape nor o.Shape applies. The
+// incumbent's launch must stay within the work its shape implies (incumbent.CheckWork).
 func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*ABResult, error) {
+	return RunABContext(context.Background(), d, c, e, o)
+}
+
+// RunABContext is RunAB whose every wait for the device follows ctx: at its deadline the
+// benchmark stops with ctx's error (the work left in flight is the device's next use's to wait
+// for).
+func RunABContext(ctx context.Context, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*ABResult, error) {
 	start := time.Now()
 	o = o.withDefaults()
 	s := c.DefaultScheduleFor("vulkan", d.Caps().SubgroupSize)
@@ -285,102 +539,100 @@ func RunAB(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, o ABOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("twin: emit: %w", err)
 	}
-	twin := &prepared{groups: w.TwinGroups, outs: map[string]*vulkan.Buffer{}, hash: incumbent.HashWords(m.Words)}
-	if twin.p, err = d.Pipeline(m); err != nil {
+	p, err := d.Pipeline(m)
+	if err != nil {
 		return nil, fmt.Errorf("twin: %w", err)
 	}
-	for _, b := range m.Bindings {
-		op, ok := w.operand(b.Name)
-		if !ok {
-			return nil, fmt.Errorf("twin binding %q is not an operand of the %s workload", b.Name, c.Name())
-		}
-		buf, err := bs.get(op)
-		if err != nil {
-			return nil, err
-		}
-		twin.bufs = append(twin.bufs, buf)
-		if op.Output {
-			twin.outs[op.Name] = buf
-		}
-	}
-	twin.push = make([]byte, 4*len(w.TwinParams))
-	for i, v := range w.TwinParams {
-		binary.LittleEndian.PutUint32(twin.push[4*i:], v)
-	}
-
-	// B: the incumbent.
-	l, err := e.VulkanFor(d.Info(), w.Vars())
+	twin, err := twinSide(c, m, p, w, bs)
 	if err != nil {
 		return nil, err
 	}
-	if !l.Whole() {
-		return nil, fmt.Errorf("incumbent %s binds operands at byte offsets (%v): the A/B benchmark binds whole buffers", e.Name, l.Offsets)
-	}
-	inc := &prepared{groups: l.Groups, push: l.Push, outs: map[string]*vulkan.Buffer{}, hash: l.Hash}
-	if inc.p, err = d.Pipeline(l.Module); err != nil {
-		return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
-	}
-	for i, name := range l.Operands {
-		if name == "" {
-			b, err := bs.new(l.Scratch[i])
-			if err != nil {
-				return nil, err
-			}
-			inc.bufs = append(inc.bufs, b)
-			continue
-		}
-		op, ok := w.operand(name)
-		if !ok {
-			var names []string
-			for _, o := range w.Operands {
-				names = append(names, o.Name)
-			}
-			return nil, fmt.Errorf("incumbent %s: binding %d: %q is not an operand of %s (operands: %s)", e.Name, i, name, c.Name(), strings.Join(names, ", "))
-		}
-		buf, err := bs.get(op)
-		if err != nil {
-			return nil, err
-		}
-		inc.bufs = append(inc.bufs, buf)
-		if op.Output {
-			inc.outs[op.Name] = buf
-		}
+	inc, err := incumbentSide(d, c, e, w, bs)
+	if err != nil {
+		return nil, err
 	}
 
 	r := &ABResult{Cell: c.Name() + "/vulkan", Incumbent: e.Name, Shape: w.Shape, Bytes: w.Bytes(), Pairs: o.Pairs, N: o.N,
-		TwinHash: twin.hash, IncumbentHash: inc.hash}
-	if w.Want != nil {
-		want, err := w.Want()
-		if err != nil {
-			return nil, fmt.Errorf("oracle at the benchmark shape: %w", err)
+		TwinHash: twin.hash, IncumbentHash: inc.hash, TwinExact: true, IncumbentExact: true}
+	sets, seed, err := inputSets(w, o, s)
+	if err != nil {
+		return nil, err
+	}
+	r.Seed = seed
+	// Correctness on every input set: each side twice (the same bytes both times), against the
+	// oracle; the first run's bytes are what the side's timed runs must give on that set.
+	type refs struct{ twin, inc map[string][]byte }
+	var ref []refs
+	for i, ws := range sets {
+		label := "the benchmark inputs"
+		if i > 0 {
+			label = fmt.Sprintf("the inputs of seed %d", seed)
+			if err := writeInputs(bs, ws); err != nil {
+				return nil, err
+			}
 		}
-		if r.TwinExact, _, err = twin.check(d, w, want); err != nil {
+		tr, tdiff, err := twin.reference(ctx, d, ws)
+		if err != nil {
 			return nil, fmt.Errorf("twin: %w", err)
 		}
-		ic, err := inc.compare(d, w, want)
+		ir, idiff, err := inc.reference(ctx, d, ws)
 		if err != nil {
 			return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
 		}
-		r.IncumbentExact, r.IncumbentMaxULP, r.IncumbentErr = ic.exact, clampULP(ic.ulp), clampULP(ic.normErr)
+		if tdiff != "" {
+			r.TwinFindings = append(r.TwinFindings, label+": "+tdiff)
+		}
+		if idiff != "" {
+			r.IncumbentFindings = append(r.IncumbentFindings, label+": "+idiff)
+		}
+		if ws.Want != nil {
+			want, err := ws.Want()
+			if err != nil {
+				return nil, fmt.Errorf("oracle at the benchmark shape: %w", err)
+			}
+			tc, ic := compareOutputs(ws, tr, want), compareOutputs(ws, ir, want)
+			r.TwinExact = r.TwinExact && tc.exact
+			r.IncumbentExact = r.IncumbentExact && ic.exact
+			r.IncumbentMaxULP = max(r.IncumbentMaxULP, clampULP(ic.ulp))
+			r.IncumbentErr = max(r.IncumbentErr, clampULP(ic.normErr))
+		}
+		ref = append(ref, refs{tr, ir})
 	}
 
+	// The timed runs: pair i runs on input set i mod the sets, each side's outputs poisoned
+	// after its warm-up and checked after its timed dispatches against what it gave on that set.
 	cpu0, wall0 := cpuTime(), time.Now()
 	r.Timestamps = true
 	for i := 0; i < o.Pairs; i++ {
-		a, err := twin.bench(d, o)
+		set := i % len(sets)
+		if len(sets) > 1 {
+			if err := writeInputs(bs, sets[set]); err != nil {
+				return nil, err
+			}
+		}
+		what := fmt.Sprintf("the timed run of pair %d", i+1)
+		a, diff, err := twin.timed(ctx, d, o, sets[set], ref[set].twin, what)
 		if err != nil {
 			return nil, fmt.Errorf("twin: %w", err)
 		}
-		b, err := inc.bench(d, o)
+		if diff != "" {
+			r.TwinFindings = append(r.TwinFindings, diff)
+		}
+		b, diff, err := inc.timed(ctx, d, o, sets[set], ref[set].inc, what)
 		if err != nil {
 			return nil, fmt.Errorf("incumbent %s: %w", e.Name, err)
 		}
+		if diff != "" {
+			r.IncumbentFindings = append(r.IncumbentFindings, diff)
+		}
+		r.TimedChecked += 2
 		r.Timestamps = r.Timestamps && a.Timestamps && b.Timestamps
 		ta, tb := float64(a.Total.Nanoseconds())/float64(o.N), float64(b.Total.Nanoseconds())/float64(o.N)
 		r.TwinNS = append(r.TwinNS, ta)
 		r.IncumbentNS = append(r.IncumbentNS, tb)
 		r.Ratios = append(r.Ratios, tb/ta)
 	}
+	r.TwinExact = r.TwinExact && len(r.TwinFindings) == 0
 	if cpu := cpuTime(); cpu >= 0 && cpu0 >= 0 {
 		r.CoresUsed = float64(cpu-cpu0) / float64(time.Since(wall0))
 	}

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,7 +82,7 @@ func BenchCell(v *Vulkan, c kernels.Cell, w *Workload, s kernels.Schedule, o Ben
 	}
 	r := &CellBench{Cell: c.Name() + "/vulkan", Shape: ShortShape(c.Op, w.Shape), Schedule: s.String(), Bytes: w.Bytes(), Timestamps: true}
 	if want != nil {
-		if r.BitExact, _, err = x.check(d, w, want); err != nil {
+		if r.BitExact, _, err = x.check(context.Background(), d, w, want); err != nil {
 			return nil, fmt.Errorf("bench %s: %w", c.Name(), err)
 		}
 	}

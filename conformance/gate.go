@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os/exec"
 	"runtime"
@@ -50,7 +52,21 @@ type GateOptions struct {
 	// IncumbentTolerance is the normwise error against the oracle beyond which an incumbent is
 	// wrong (0: DefaultIncumbentTolerance).
 	IncumbentTolerance float64
+	// Seed is the base seed of the gate's seeded inputs (the A/B's second input set and the extra
+	// checks, see gateChecks); 0: one from the clock. Every evidence records its seed, so a
+	// failure replays with this seed.
+	Seed int64
+	// Timeout bounds each cell's runs on the device (0: DefaultGateTimeout): at it the cell's
+	// row records the error and the gate goes on (the device then waits, under the next call's
+	// deadline, for the work left in flight).
+	Timeout time.Duration
 }
+
+// DefaultGateTimeout is the most one cell's device runs in the gate may take: a realistic A/B
+// benchmark takes seconds (`onesource gate -op matvec -type f32`, 9 pairs of 10 dispatches at
+// the default shape, took 6 s in all on lavapipe with 2 cores); a dispatch that has not finished
+// in 5 minutes is a runaway, not a measurement.
+const DefaultGateTimeout = 5 * time.Minute
 
 // GateRow is the gate's outcome for one cell.
 type GateRow struct {
@@ -62,6 +78,9 @@ type GateRow struct {
 	State    registry.State // the cell's state in the registry afterwards
 	Reason   string
 	Err      string // what went wrong (the row then records what could be measured)
+	// TimedOut: the cell's runs passed GateOptions.Timeout; the device may still be running the
+	// work (closing it waits for that).
+	TimedOut bool
 }
 
 var (
@@ -141,18 +160,61 @@ func gateCell(v *Vulkan, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, s
 	ev.BitExact = row.Judge.BitExact
 	ev.MaxULP = clampULP(row.Judge.MaxULP)
 	ev.Cases = row.Judge.Cases
+	ev.Seed = o.Seed
+	if ev.Seed == 0 {
+		ev.Seed = time.Now().UnixNano()%1_000_000_000 + 1
+	}
+	var mod *vulkan.Module
 	if k, err := c.Build(s).Build(); err == nil {
-		if mod, err := d.Compile(k); err == nil {
-			ev.TwinHash = "sha256:" + incumbent.HashWords(mod.Words)
+		if m, err := d.Compile(k); err == nil {
+			mod = m
+			ev.TwinHash = "sha256:" + incumbent.HashWords(m.Words)
 		}
 	}
 	if ev.TwinHash == "" {
 		ev.TwinHash = "unbuildable"
 	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultGateTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	failed := func(what string, err error) {
+		row.Err = join(row.Err, what+": "+err.Error())
+		if errors.Is(err, context.DeadlineExceeded) {
+			row.TimedOut = true
+			row.Err += fmt.Sprintf(" (the cell's device runs passed the gate's timeout of %v)", timeout)
+		}
+	}
+	if row.Judge.BitExact && mod != nil {
+		// The seeded extra shapes: the twin must be bit-exact there too.
+		bench := map[string]float64{}
+		if e != nil {
+			maps.Copy(bench, e.Shape)
+		}
+		maps.Copy(bench, o.AB.Shape)
+		checks, exact, err := gateChecks(ctx, d, c, e, mod, s, extraShapes(c, bench, ev.Seed, s))
+		ev.Checks = checks
+		if err != nil {
+			failed("extra checks", err)
+			if row.TimedOut {
+				return row
+			}
+		}
+		if !exact {
+			ev.BitExact = false
+			for _, ck := range checks {
+				if ck.Twin != "exact" && !strings.HasPrefix(ck.Twin, "not built") && !strings.HasPrefix(ck.Twin, "no oracle") {
+					ev.Findings = append(ev.Findings, fmt.Sprintf("twin: at %s: %s", ck.Shape, ck.Twin))
+				}
+			}
+		}
+	}
 	if e == nil {
 		return row
 	}
-	if !row.Judge.BitExact {
+	if !ev.BitExact {
 		// The incumbent's hash is still recorded (the cell has one), without a benchmark.
 		if w, err := NewWorkload(c.Op, c.Type.String(), e.Shape, s); err == nil {
 			if l, err := e.VulkanFor(d.Info(), w.Vars()); err == nil {
@@ -163,9 +225,10 @@ func gateCell(v *Vulkan, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, s
 	}
 	ab := o.AB
 	ab.Schedule = &s
-	r, err := RunAB(d, c, e, ab)
+	ab.Seed = ev.Seed
+	r, err := RunABContext(ctx, d, c, e, ab)
 	if err != nil {
-		row.Err = "benchmark: " + err.Error()
+		failed("benchmark", err)
 		return row
 	}
 	row.AB = r
@@ -173,14 +236,29 @@ func gateCell(v *Vulkan, d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, s
 	ev.IncumbentHash = "sha256:" + r.IncumbentHash
 	ev.TwinGBps, ev.IncumbentGBps, ev.RooflineGBps = r.TwinGBs, r.IncumbentGBs, r.RooflineGBs
 	ev.Ratio = registry.Spread{Median: r.Ratio.Median, Min: r.Ratio.Min, Max: r.Ratio.Max, Pairs: len(r.Ratios)}
+	// The twin's timed runs must be what it computes, and bit-exact at the benchmark shape on
+	// both input sets.
+	for _, f := range r.TwinFindings {
+		ev.Findings = append(ev.Findings, "twin: "+f)
+	}
+	if !r.TwinExact {
+		ev.BitExact = false
+		if len(r.TwinFindings) == 0 {
+			ev.Findings = append(ev.Findings, "twin: not bit-exact at the benchmark shape "+ShapeString(r.Shape))
+		}
+	}
 	// The incumbent is judged by the oracle too: one that computes something else (zeros, the
-	// wrong buffers) cannot decline a correct twin.
+	// wrong buffers), or whose timed runs did not compute what it gave when checked (skipped or
+	// cached work), cannot decline a correct twin.
+	for _, f := range r.IncumbentFindings {
+		ev.Findings = append(ev.Findings, "incumbent: "+f)
+	}
 	ev.IncumbentErr, ev.IncumbentMaxULP = r.IncumbentErr, r.IncumbentMaxULP
 	tol := o.IncumbentTolerance
 	if tol == 0 {
 		tol = DefaultIncumbentTolerance
 	}
-	ev.IncumbentWrong = r.IncumbentErr > tol
+	ev.IncumbentWrong = r.IncumbentErr > tol || len(r.IncumbentFindings) > 0
 	return row
 }
 

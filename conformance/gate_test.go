@@ -245,3 +245,85 @@ func TestGateWrongIncumbent(t *testing.T) {
 		}
 	}
 }
+
+// raggedAdd is a twin of add wrong only where no conformance case or benchmark looks: for an
+// odd n above 3000 (the cases stop at 2563, the benchmark's 64x4096 is even) its last element
+// is 0.
+func raggedAdd(s kernels.Schedule) *dsl.Kernel {
+	k := dsl.New("add_ragged", s.Lanes)
+	a := k.Buffer("a", dsl.F32, dsl.Read)
+	b := k.Buffer("b", dsl.F32, dsl.Read)
+	y := k.Buffer("y", dsl.F32, dsl.Write)
+	n := k.Param("n", dsl.U32)
+	nb := k.Param("nb", dsl.U32)
+	stride := k.NumWorkgroups(dsl.X).Mul(uint32(s.Lanes))
+	k.For("i", k.GlobalID(dsl.X), n, stride, func(i dsl.Value) {
+		y.Store(i, a.Load(i).Add(b.Load(i.Rem(nb))))
+		k.If(n.Rem(uint32(2)).Eq(uint32(1)).And(n.Gt(uint32(3000))).And(i.Eq(n.Sub(uint32(1)))), func() {
+			y.Store(i, k.F32(0))
+		})
+	})
+	return k
+}
+
+// TestGateExtraShapes: a twin exact on every conformance case and at the benchmark shape, wrong
+// at a ragged shape, fails the gate on the seeded extra checks; the evidence records the base
+// seed and every check's shape with its seed, and the failure replays: the same seed gives the
+// same shapes, whose twin result is again "differs".
+func TestGateExtraShapes(t *testing.T) {
+	v := vulkanTarget(t)
+	m := exampleManifest(t)
+	o := conformance.GateOptions{
+		Filter: conformance.Filter{Ops: []string{"add"}, Types: []string{"f32"}},
+		AB:     smallAB,
+		Seed:   1234,
+		Build: func(c kernels.Cell) func(kernels.Schedule) *dsl.Kernel {
+			if c.Op == "add" {
+				return raggedAdd
+			}
+			return nil
+		},
+	}
+	var first []registry.Check
+	for run := 0; run < 2; run++ {
+		reg := registry.New()
+		rows, err := conformance.Gate(v, m, reg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 {
+			t.Fatalf("%d rows", len(rows))
+		}
+		r := rows[0]
+		ev := r.Evidence
+		if !r.Judge.BitExact {
+			t.Fatalf("the ragged twin fails a conformance case already: the test proves nothing (%+v)", r.Judge)
+		}
+		if r.Verdict != registry.Fail || ev.BitExact || ev.Seed != 1234 {
+			t.Fatalf("run %d: verdict %s, bit-exact %v, seed %d: the ragged twin passed (%s)", run, r.Verdict, ev.BitExact, ev.Seed, r.Reason)
+		}
+		differs := ""
+		for _, ck := range ev.Checks {
+			if !strings.Contains(ck.Shape, "seed=") {
+				t.Errorf("check %q names no seed", ck.Shape)
+			}
+			if strings.HasPrefix(ck.Twin, "differs") {
+				differs = ck.Shape
+			}
+		}
+		if differs != "rows=5,n=4097,seed=1237" || !strings.Contains(r.Reason, "at rows=5,n=4097,seed=1237: differs from the oracle") {
+			t.Errorf("run %d: the failing check is %q; reason %s", run, differs, r.Reason)
+		}
+		if run == 0 {
+			first = ev.Checks
+		} else if len(first) != len(ev.Checks) {
+			t.Errorf("the replay ran %d checks, the first run %d", len(ev.Checks), len(first))
+		} else {
+			for i := range first {
+				if first[i].Shape != ev.Checks[i].Shape || first[i].Twin != ev.Checks[i].Twin {
+					t.Errorf("check %d: %+v, then %+v", i, first[i], ev.Checks[i])
+				}
+			}
+		}
+	}
+}

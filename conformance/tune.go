@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -327,7 +328,7 @@ func prepareCandidate(v *Vulkan, c kernels.Cell, s kernels.Schedule, w *Workload
 		x.groups = w.Grid(s)
 	}
 	if want != nil {
-		exact, ulp, err := x.check(d, w, want)
+		exact, ulp, err := x.check(context.Background(), d, w, want)
 		if err != nil {
 			return nil, "workload run failed: " + firstLine(err.Error())
 		}

@@ -115,6 +115,7 @@ const (
 	varIndex                // a non-negative integer
 	varReal                 // a finite real number (eps, scale, base)
 	varMode                 // a rope mode: 0 (normal) or 2 (neox)
+	varFlag                 // 0 or 1
 )
 
 // builder makes the workload of cell c at shape sh (every variable of the op set and checked
@@ -129,9 +130,10 @@ type opWorkload struct {
 	build builder
 }
 
-// kindsOf reads "name" (a count) and "name:real", "name:index", "name:mode".
+// kindsOf reads "name" (a count) and "name:real", "name:index", "name:mode". Every op also takes
+// seed (an index) and specials (a flag): the seeded inputs (see rngOf and acts).
 func kindsOf(specs ...string) map[string]varKind {
-	out := map[string]varKind{}
+	out := map[string]varKind{"seed": varIndex, "specials": varFlag}
 	for _, sp := range specs {
 		name, kind, _ := strings.Cut(sp, ":")
 		out[name] = map[string]varKind{"": varCount, "real": varReal, "index": varIndex, "mode": varMode}[kind]
@@ -268,7 +270,7 @@ func DefaultShape(op, typ string) (map[string]float64, bool) {
 }
 
 // shapeOrder is the order ShapeString writes the shape variables in; other names follow, sorted.
-var shapeOrder = []string{"rows", "tokens", "heads", "head_dim", "n", "src_rows", "mask_rows", "eps", "scale", "base", "mode"}
+var shapeOrder = []string{"rows", "tokens", "heads", "head_dim", "n", "src_rows", "mask_rows", "eps", "scale", "base", "mode", "seed", "specials"}
 
 // shapeLess orders shape variables as ShapeString writes them.
 func shapeLess(a, b string) bool {
@@ -330,6 +332,10 @@ func (ow opWorkload) check(name string, v float64) error {
 	case varReal:
 		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32 {
 			return fmt.Errorf("shape variable %s = %v must be a finite f32 value", name, v)
+		}
+	case varFlag:
+		if v != 0 && v != 1 {
+			return fmt.Errorf("shape variable %s = %v must be 0 or 1", name, v)
 		}
 	case varMode:
 		if v != float64(oracle.RopeNormal) && v != float64(oracle.RopeNeox) {
@@ -614,6 +620,45 @@ func caseWorkload(c kernels.Cell, s kernels.Schedule) (*Workload, error) {
 	return w, nil
 }
 
+// The seeded inputs: every workload's random values come from rngOf, whose seed is the builder's
+// own fixed one (the realistic workload, comparable across runs) unless the shape sets the
+// variable seed, and its activations from acts, which with the shape variable specials = 1 puts
+// IEEE special values among them. The gate's extra checks use both (see gateChecks), and record
+// the seeds so a failure replays.
+
+// seedOf is the source seed of a builder whose own seed is def, at shape sh: def itself unless sh
+// sets seed (seed 0 is the default inputs).
+func seedOf(sh map[string]float64, def int64) int64 { return def + int64(sh["seed"])*7919 }
+
+// rngOf is the random source of a builder whose own seed is def, at shape sh (seedOf).
+func rngOf(sh map[string]float64, def int64) *rand.Rand {
+	return rand.New(rand.NewSource(seedOf(sh, def)))
+}
+
+// subnormals and nonFinite are what acts puts among activations with specials = 1: the smallest
+// and a larger subnormal of both signs and negative zero, and quiet NaN and both infinities.
+var (
+	subnormals = []float32{math.Float32frombits(1), -math.Float32frombits(0x000fffff), math.Float32frombits(0x007fffff), math.Float32frombits(0x80000000)}
+	nonFinite  = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+)
+
+// acts returns n activations (randF32). With the shape variable specials = 1, one value in 16
+// (at positions rng picks) is a subnormal or -0, and a NaN, +Inf and -Inf sit in the first
+// quarter only: reductions over the rest still give finite results to compare, as they would
+// not if every row held a NaN.
+func acts(sh map[string]float64, rng *rand.Rand, n int, scale, offset float64) []float32 {
+	x := randF32(rng, n, scale, offset)
+	if sh["specials"] != 0 && n > 0 {
+		for k := 0; k < max(1, n/16); k++ {
+			x[rng.Intn(n)] = subnormals[k%len(subnormals)]
+		}
+		for _, v := range nonFinite {
+			x[rng.Intn(max(1, n/4))] = v
+		}
+	}
+	return x
+}
+
 func randF32(rng *rand.Rand, n int, scale, offset float64) []float32 {
 	x := make([]float32, n)
 	for i := range x {
@@ -695,8 +740,8 @@ func rmsNormWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, erro
 	if err := groupsOK(rows, "one per row"); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewSource(1))
-	x := randF32(rng, total, 1, 0)
+	rng := rngOf(sh, 1)
+	x := acts(sh, rng, total, 1, 0)
 	wt := normWeights(rng, n)
 	return &Workload{
 		Operands: []Operand{
@@ -729,8 +774,8 @@ func addRMSNormWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, e
 	if err := groupsOK(rows, "one per row"); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewSource(7))
-	a, b := randF32(rng, total, 1, 0), randF32(rng, total, 1, 0)
+	rng := rngOf(sh, 7)
+	a, b := acts(sh, rng, total, 1, 0), acts(sh, rng, total, 1, 0)
 	wt := normWeights(rng, n)
 	return &Workload{
 		Operands: []Operand{
@@ -770,8 +815,8 @@ func softmaxWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, erro
 	if maskRows != 0 && maskRows != 1 && maskRows != rows {
 		return nil, fmt.Errorf("mask_rows = %d: want 0 (no mask), 1 (one row broadcast) or rows (%d, one per row)", maskRows, rows)
 	}
-	rng := rand.New(rand.NewSource(6))
-	x := randF32(rng, total, 10, 0)
+	rng := rngOf(sh, 6)
+	x := acts(sh, rng, total, 10, 0)
 	var mask []float32
 	maskBind := []float32{0}
 	if maskRows > 0 {
@@ -813,8 +858,8 @@ func binaryWorkload(sh map[string]float64, s kernels.Schedule, seed int64, names
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewSource(seed))
-	a, b := randF32(rng, total, 1, 0), randF32(rng, total, 1, 0)
+	rng := rngOf(sh, seed)
+	a, b := acts(sh, rng, total, 1, 0), acts(sh, rng, total, 1, 0)
 	return &Workload{
 		Operands: []Operand{
 			{Name: names[0], Data: f32le(a)},
@@ -900,7 +945,7 @@ func unaryWorkload(op string, seed int64) builder {
 		if err != nil {
 			return nil, err
 		}
-		x := randF32(rand.New(rand.NewSource(seed)), total, 1, 0)
+		x := acts(sh, rngOf(sh, seed), total, 1, 0)
 		params := []uint32{uint32(total)}
 		var ref func(dst, x []float32) error
 		switch op {
@@ -949,7 +994,7 @@ func quantizeQ8_1Workload(sh map[string]float64, s kernels.Schedule) (*Workload,
 	if err := groupsOK(g, fmt.Sprintf("%d blocks of 32 per workgroup", bpw)); err != nil {
 		return nil, err
 	}
-	x := randF32(rand.New(rand.NewSource(15)), total, 1, 0)
+	x := acts(sh, rngOf(sh, 15), total, 1, 0)
 	return &Workload{
 		Operands: []Operand{
 			{Name: "x", Data: f32le(x)},
@@ -993,11 +1038,11 @@ func getRowsWorkload(c kernels.Cell, sh map[string]float64, s kernels.Schedule) 
 	if err := groupsOK(rows, "one per gathered row"); err != nil {
 		return nil, err
 	}
-	wb, err := kernels.WeightRows(t, srcRows, n, 5)
+	wb, err := kernels.WeightRows(t, srcRows, n, seedOf(sh, 5))
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewSource(5))
+	rng := rngOf(sh, 5)
 	ids := make([]int32, rows)
 	for i := range ids {
 		ids[i] = int32(rng.Intn(srcRows))
@@ -1051,15 +1096,15 @@ func matvecWorkload(t oracle.Type, q8 bool, sh map[string]float64, s kernels.Sch
 	if t == oracle.F32 {
 		// The f32 workload as it has been since the first A/B benchmark (seed 3: w ~ N(0, 0.01),
 		// x ~ N(0, 1)), so measurements stay comparable.
-		rng := rand.New(rand.NewSource(3))
+		rng := rngOf(sh, 3)
 		wb = f32le(randF32(rng, rows*n, 0.1, 0))
-		x = randF32(rng, n, 1, 0)
+		x = acts(sh, rng, n, 1, 0)
 	} else {
 		var err error
-		if wb, err = kernels.WeightRows(t, rows, n, 3); err != nil {
+		if wb, err = kernels.WeightRows(t, rows, n, seedOf(sh, 3)); err != nil {
 			return nil, err
 		}
-		x = randF32(rand.New(rand.NewSource(4)), n, 1, 0)
+		x = acts(sh, rngOf(sh, 4), n, 1, 0)
 	}
 	xop := Operand{Name: "x", Data: f32le(x)}
 	if q8 {
@@ -1129,8 +1174,8 @@ func ropeWorkload(mode oracle.RopeMode) builder {
 			return nil, fmt.Errorf("head_dim = 1: rope needs a pair of values")
 		}
 		rows := tokens * heads
-		rng := rand.New(rand.NewSource(8))
-		x := randF32(rng, total, 1, 0)
+		rng := rngOf(sh, 8)
+		x := acts(sh, rng, total, 1, 0)
 		pos := ropePositions(rng, tokens)
 		return &Workload{
 			Operands: []Operand{
@@ -1167,8 +1212,8 @@ func rmsNormRopeWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, 
 	if err := groupsOK(tokens*heads, "one per head"); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewSource(9))
-	x := randF32(rng, total, 1, 0)
+	rng := rngOf(sh, 9)
+	x := acts(sh, rng, total, 1, 0)
 	pos := ropePositions(rng, tokens)
 	wt := normWeights(rng, headDim)
 	return &Workload{

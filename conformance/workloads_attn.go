@@ -3,7 +3,6 @@ package conformance
 import (
 	"fmt"
 	"math"
-	"math/rand"
 
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/oracle"
@@ -45,10 +44,10 @@ func attnDecodeWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, e
 		return nil, err
 	}
 	p := oracle.AttnDecodeParams{HeadDim: headDim, NHeads: heads, NKVHeads: kvHeads, NKV: nKV, KVStride: kvHeads * headDim, Scale: scale}
-	rng := rand.New(rand.NewSource(16))
-	q := randF32(rng, qTotal, 1, 0)
-	k := randF32(rng, cache, 1, 0)
-	v := randF32(rng, cache, 1, 0)
+	rng := rngOf(sh, 16)
+	q := acts(sh, rng, qTotal, 1, 0)
+	k := acts(sh, rng, cache, 1, 0)
+	v := acts(sh, rng, cache, 1, 0)
 	return &Workload{
 		Operands: []Operand{
 			{Name: "q", Data: f32le(q)},

@@ -13,25 +13,28 @@
 //     (the manifest's entries and the files removed).
 //   - Apply carries the plan out only when, afterwards, the manifest still loads and every cell of
 //     the registry still has a server (its twin or a remaining incumbent) for every backend it had
-//     one on; both are checked before anything changes. Files are first moved aside, then the
-//     manifest is replaced atomically, then the moved files are deleted: a failing step puts back
-//     what was moved, so nothing is half-deleted.
+//     one on; both are checked before anything changes. It is one journaled transaction
+//     (atomicfile.Transaction): a journal, then the files moved into a stage, then the new
+//     manifest renamed over the old one (the commit: it keeps the old file's mode), then the stage
+//     removed. A failing step undoes what was done; a kill -9 at any step is rolled back (before
+//     the commit) or completed (after it) by the next command that loads the manifest
+//     (incumbent.Load) or by Recover (`onesource drain -recover`), so nothing is half-deleted and
+//     nothing of the transaction stays behind.
 package drain
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/ledger"
 	"github.com/onesource-go/onesource/registry"
@@ -86,69 +89,19 @@ func (p *Plan) Deletable() []string {
 // NewManifest is the manifest's text after the plan.
 func (p *Plan) NewManifest() []byte { return p.newManifest }
 
-var includeRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]`)
-
-// files returns the files entry e uses: its source and, for GLSL, what it includes (resolved
-// against the including file's directory, then the entry's include directories), as cleaned
-// absolute paths with their languages.
+// files returns the files entry e uses (incumbent's SourceFiles of its source) with their
+// languages.
 func files(m *incumbent.Manifest, e *incumbent.Entry) (map[string]ledger.Language, error) {
-	out := map[string]ledger.Language{}
-	src := e.Source
-	var path string
-	var lang ledger.Language
-	switch {
-	case src.GLSL != "":
-		path, lang = src.GLSL, ledger.GLSL
-	case src.CUDA != "":
-		path, lang = src.CUDA, ledger.CUDA
-	case src.HIP != "":
-		path, lang = src.HIP, ledger.HIP
-	case src.MSL != "":
-		path, lang = src.MSL, ledger.Metal
-	case src.SPIRV != "":
-		path = src.SPIRV
-	default:
-		return nil, fmt.Errorf("drain: incumbent %s names no source", e.Name)
+	fs, err := m.SourceFiles(e.Source)
+	if err != nil {
+		return nil, fmt.Errorf("drain: incumbent %s: %v", e.Name, err)
 	}
-	abs := func(p string) string {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(m.Dir, p)
-		}
-		return filepath.Clean(p)
+	langs := map[string]ledger.Language{"glsl": ledger.GLSL, "cuda": ledger.CUDA, "hip": ledger.HIP, "msl": ledger.Metal}
+	out := make(map[string]ledger.Language, len(fs))
+	for f, kind := range fs {
+		out[f] = langs[kind]
 	}
-	var dirs []string
-	for _, d := range src.IncludeDirs {
-		dirs = append(dirs, abs(d))
-	}
-	var walk func(p string) error
-	walk = func(p string) error {
-		if _, seen := out[p]; seen {
-			return nil
-		}
-		out[p] = lang
-		if lang != ledger.GLSL && lang != ledger.CUDA && lang != ledger.HIP && lang != ledger.Metal {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return fmt.Errorf("drain: incumbent %s: %v", e.Name, err)
-		}
-		for _, mm := range includeRE.FindAllSubmatch(b, -1) {
-			name := string(mm[1])
-			for _, d := range append([]string{filepath.Dir(p)}, dirs...) {
-				c := filepath.Join(d, name)
-				if _, err := os.Stat(c); err == nil {
-					if err := walk(filepath.Clean(c)); err != nil {
-						return err
-					}
-					break
-				}
-			}
-			// An include found nowhere (a system header) is not the manifest's file.
-		}
-		return nil
-	}
-	return out, walk(abs(path))
+	return out, nil
 }
 
 // served reports whether cell k has a server given its registry state and whether an incumbent
@@ -469,67 +422,32 @@ func (p *Plan) Check() error {
 	return err
 }
 
-// rename and remove are the file operations of Apply; tests replace them to fail midway.
-var (
-	rename    = os.Rename
-	removeAll = os.RemoveAll
-)
-
-// Apply carries the plan out (see the package contract). The files and the manifest must not
-// have changed since Make.
+// Apply carries the plan out (see the package contract) as one transaction of package
+// atomicfile: the journal, then the files moved into a stage, then the new manifest renamed over
+// the old one (the commit), then the stage removed. A kill at any point is rolled back (before the
+// commit) or completed (after it) by the next command that reads the manifest (incumbent.Load) or
+// by Recover. The files and the manifest must not have changed since Make.
 func (p *Plan) Apply() error {
 	if _, err := p.check(); err != nil {
 		return err
 	}
-	cur, err := os.ReadFile(p.Manifest)
-	if err != nil {
-		return fmt.Errorf("drain: %v", err)
+	var remove []string
+	for _, rel := range p.Deletable() {
+		remove = append(remove, filepath.Join(p.dir, filepath.FromSlash(rel)))
 	}
-	if !bytes.Equal(cur, p.oldManifest) {
-		return fmt.Errorf("drain: %s changed since the plan was made: plan again", p.Manifest)
+	if len(remove) == 0 && bytes.Equal(p.oldManifest, p.newManifest) {
+		return nil
 	}
-	stage, err := os.MkdirTemp(p.dir, ".drain-")
-	if err != nil {
-		return fmt.Errorf("drain: %v", err)
-	}
-	type moved struct{ from, to string }
-	var done []moved
-	undo := func(cause error) error {
-		var errs []error
-		for i := len(done) - 1; i >= 0; i-- {
-			if err := rename(done[i].to, done[i].from); err != nil {
-				errs = append(errs, fmt.Errorf("putting back %s: %v (it is in %s)", done[i].from, err, stage))
-			}
+	t := atomicfile.Transaction{Dir: p.dir, Replace: p.Manifest, Old: p.oldManifest, Data: p.newManifest, Remove: remove, What: "drain"}
+	if err := t.Run(); err != nil {
+		if strings.Contains(err.Error(), "changed since it was read") {
+			return fmt.Errorf("drain: %s changed since the plan was made: plan again", p.Manifest)
 		}
-		if len(errs) == 0 {
-			os.RemoveAll(stage)
-		}
-		return errors.Join(append([]error{cause}, errs...)...)
-	}
-	for i, rel := range p.Deletable() {
-		from := filepath.Join(p.dir, filepath.FromSlash(rel))
-		to := filepath.Join(stage, fmt.Sprintf("%d-%s", i, filepath.Base(from)))
-		if err := rename(from, to); err != nil {
-			return undo(fmt.Errorf("drain: moving %s aside: %v; nothing was deleted", rel, err))
-		}
-		done = append(done, moved{from, to})
-	}
-	tmp, err := os.CreateTemp(p.dir, ".manifest-*.json")
-	if err != nil {
-		return undo(fmt.Errorf("drain: %v; nothing was deleted", err))
-	}
-	w := bufio.NewWriter(tmp)
-	w.Write(p.newManifest)
-	if err := errors.Join(w.Flush(), tmp.Sync(), tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return undo(fmt.Errorf("drain: writing the manifest: %v; nothing was deleted", err))
-	}
-	if err := rename(tmp.Name(), p.Manifest); err != nil {
-		os.Remove(tmp.Name())
-		return undo(fmt.Errorf("drain: replacing the manifest: %v; nothing was deleted", err))
-	}
-	if err := removeAll(stage); err != nil {
-		return fmt.Errorf("drain: the drain is done, but the moved files are left in %s: %v", stage, err)
+		return err
 	}
 	return nil
 }
+
+// Recover finishes or rolls back a drain interrupted in dir (a kill during Apply) and says what it
+// did ("" when there was nothing to do). incumbent.Load calls it too.
+func Recover(dir string) (string, error) { return atomicfile.Recover(dir) }

@@ -15,6 +15,7 @@ import (
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/internal/incumbentstest"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/ledger"
@@ -275,7 +276,7 @@ func TestApplyFailsCleanly(t *testing.T) {
 		}
 		before := snapshot(t, filepath.Dir(path))
 		calls := 0
-		rename = func(from, to string) error {
+		atomicfile.RenameHook = func(from, to string) error {
 			calls++
 			if calls == failAt {
 				return errors.New("injected failure")
@@ -283,8 +284,8 @@ func TestApplyFailsCleanly(t *testing.T) {
 			return os.Rename(from, to)
 		}
 		err = p.Apply()
-		rename = os.Rename
-		if err == nil || !strings.Contains(err.Error(), "injected failure") || !strings.Contains(err.Error(), "nothing was deleted") {
+		atomicfile.RenameHook = os.Rename
+		if err == nil || !strings.Contains(err.Error(), "injected failure") || !strings.Contains(err.Error(), "nothing was changed") {
 			t.Fatalf("fail at %d: %v", failAt, err)
 		}
 		after := snapshot(t, filepath.Dir(path))
@@ -398,5 +399,35 @@ func TestBurnDown(t *testing.T) {
 	}
 	if pts[4].Change != "dsl -> hand" {
 		t.Errorf("the revert's change: %q", pts[4].Change)
+	}
+}
+
+// TestApplyKeepsManifestMode: the drained manifest keeps the mode the manifest had (Apply wrote
+// it 0600, the mode of its temporary file) and nothing of the transaction is left in the tree.
+func TestApplyKeepsManifestMode(t *testing.T) {
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o664} {
+		path := fixture(t)
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		m, err := incumbent.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Make(m, gate(t, m, "dev", "drv", ratios))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Apply(); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != mode {
+			t.Errorf("manifest mode %v after the drain, want %v (%v)", st.Mode().Perm(), mode, err)
+		}
+		for name := range snapshot(t, filepath.Dir(path)) {
+			if strings.HasPrefix(name, ".") {
+				t.Errorf("left behind: %s", name)
+			}
+		}
 	}
 }

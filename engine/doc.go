@@ -25,6 +25,8 @@
 //     registry state and why, the schedule or incumbent, and with Options.Timed its device time.
 //   - The registry can be replaced while calls run (SetRegistry, ReloadRegistry): the next call
 //     resolves its cell against the new one; calls already queued keep their kernels.
+//   - With a trust file (Options.Trust, else ONESOURCE_TRUST), Open and ReloadRegistry refuse a
+//     registry in which a flip rests on evidence no trusted key signed (registry.CheckTrust).
 //   - Errors, not panics, for every bad input: a wrong type or shape names the op, the operand
 //     and what was expected.
 //

@@ -45,6 +45,10 @@ type Options struct {
 	Emulated bool
 	// Registry decides who serves each cell; nil serves every cell by its twin.
 	Registry *registry.Registry
+	// Trust, when set, is the trust file the registry must pass (registry.CheckTrust: every flip
+	// rests on evidence a trusted key signed); nil: the one ONESOURCE_TRUST names, if any. Open
+	// and ReloadRegistry refuse a registry that does not pass it.
+	Trust *registry.Trust
 	// Manifest names the hand-written incumbents; nil means none.
 	Manifest *incumbent.Manifest
 	// Tuning holds the tuned schedules; nil runs every twin at its default schedule.
@@ -103,6 +107,17 @@ func Open(opts Options) (*Engine, error) {
 		dev device
 		err error
 	)
+	// The registry is checked against the trust file before a device is opened.
+	if opts.Trust == nil {
+		if opts.Trust, err = registry.TrustFromEnv(); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+	}
+	if opts.Trust != nil && opts.Registry != nil {
+		if _, err := opts.Registry.CheckTrust(opts.Trust); err != nil {
+			return nil, fmt.Errorf("engine: registry %s: %w", opts.Registry.Path(), err)
+		}
+	}
 	switch opts.Backend {
 	case "", Vulkan:
 		dev, err = openVulkan(opts)
@@ -170,7 +185,8 @@ func (e *Engine) Stats() Stats { return e.dev.stats() }
 func (e *Engine) Registry() *registry.Registry { return e.reg.Load() }
 
 // SetRegistry replaces the registry: the next call resolves its cell against r. Safe while other
-// goroutines make calls.
+// goroutines make calls. It does not check r against the trust file: the caller vouches for r
+// (CheckTrust it first).
 func (e *Engine) SetRegistry(r *registry.Registry) { e.reg.Store(r) }
 
 // ReloadRegistry reads the current registry's file again (after `onesource gate` flipped a
@@ -180,7 +196,7 @@ func (e *Engine) ReloadRegistry() error {
 	if cur == nil || cur.Path() == "" {
 		return errors.New("engine: ReloadRegistry: the registry was not read from a file")
 	}
-	r, err := registry.Load(cur.Path())
+	r, err := registry.LoadTrusted(cur.Path(), e.opts.Trust)
 	if err != nil {
 		return fmt.Errorf("engine: ReloadRegistry: %w", err)
 	}

@@ -116,6 +116,16 @@ func (e *Engine) serve(c *call) error {
 		if views, err = bindViews(c, h.prog.bindings(), h); err != nil {
 			return err
 		}
+		// The manifest's grid may not ask for more work than the call's operands imply.
+		bytes := 0
+		for _, v := range c.operands {
+			bytes += v.size
+		}
+		if h.launch.Module != nil {
+			if err := incumbent.CheckWork(h.launch, bytes); err != nil {
+				return fmt.Errorf("engine: %s (%s): %w", rec.Cell, name, err)
+			}
+		}
 		prog, push, groups = h.prog, h.launch.Push, h.launch.Groups
 		rec.Kernel = name
 	}

@@ -155,3 +155,40 @@ func TestMainRecoversPanics(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// TestCheckRecordedFlags: the generated Go file records the generation's backends, and -check
+// compares like with like: without -backends it checks the recorded ones (before, it checked
+// vulkan only and called every file of the other backends "no longer generated"); with other
+// -backends it says which flags differ instead of listing files.
+func TestCheckRecordedFlags(t *testing.T) {
+	dir := t.TempDir()
+	src := generate.Source{Path: "example.com/saxpy", Name: "saxpy", Dir: dir, Funcs: []generate.Func{{Name: "saxpy.Kernels", Kernels: saxpy.Kernels}}}
+	var out, errb bytes.Buffer
+	if code := generate.Main([]string{"-backends", "cpu,vulkan"}, &out, &errb, src); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errb.String())
+	}
+	goSrc, err := os.ReadFile(filepath.Join(dir, generate.GoFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, ok := generate.RecordedBackends(goSrc); !ok || strings.Join(rec, ",") != "cpu,vulkan" {
+		t.Fatalf("recorded backends %v %v, want cpu,vulkan", rec, ok)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"-check"}, 0, "up to date"},
+		{[]string{"-check", "-backends", "vulkan,cpu"}, 0, "up to date"},
+		{[]string{"-check", "-backends", "vulkan"}, 1, "generated with -backends cpu,vulkan, checked with -backends vulkan"},
+		{[]string{"-check", "-backends", "all"}, 1, "generated with -backends cpu,vulkan, checked with -backends cpu,cuda,hip,metal,vulkan,webgpu"},
+	} {
+		out.Reset()
+		errb.Reset()
+		code := generate.Main(tc.args, &out, &errb, src)
+		if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.says) || strings.Contains(errb.String(), "no longer generated") {
+			t.Errorf("%v: exit %d\n%s%s\nwant exit %d saying %q", tc.args, code, out.String(), errb.String(), tc.code, tc.says)
+		}
+	}
+}

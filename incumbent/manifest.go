@@ -159,6 +159,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/onesource-go/onesource/internal/atomicfile"
 )
 
 // Version is the manifest format version this package reads.
@@ -330,8 +332,14 @@ func (m *Manifest) Entry(op, typ, backend string) *Entry {
 	return nil
 }
 
-// Load reads and checks a manifest file.
+// Load reads and checks a manifest file. A drain interrupted in its directory is finished or
+// rolled back first (atomicfile.Recover).
 func Load(path string) (*Manifest, error) {
+	// A transaction interrupted in the manifest's directory (a killed drain -apply) is finished
+	// or rolled back first, so the manifest and its files are read whole.
+	if _, err := atomicfile.Recover(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("incumbent: %s: %w", path, err)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("incumbent: %w", err)

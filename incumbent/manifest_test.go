@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
 )
 
 func TestExpr(t *testing.T) {
@@ -305,5 +307,35 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "nope.json")); err == nil {
 		t.Fatal("Load of a missing file: no error")
+	}
+}
+
+// TestCheckWork: a launch's invocations (grid times workgroup, saturating) are bounded by the
+// call's operand bytes: 64 per byte, at least 2^20.
+func TestCheckWork(t *testing.T) {
+	launch := func(g [3]uint32, wg [3]uint32) *Launch {
+		return &Launch{Groups: g, Module: &vulkan.Module{WorkgroupSize: wg}}
+	}
+	for _, tc := range []struct {
+		name  string
+		l     *Launch
+		bytes int
+		ok    bool
+	}{
+		{"add at rows=4,n=256", launch([3]uint32{4, 1, 1}, [3]uint32{256, 1, 1}), 12288, true},
+		{"65535 x 65535 workgroups at rows=4,n=256", launch([3]uint32{65535, 65535, 1}, [3]uint32{256, 1, 1}), 12288, false},
+		{"the floor at a tiny shape", launch([3]uint32{1024, 1, 1}, [3]uint32{1024, 1, 1}), 16, true},
+		{"just over the floor", launch([3]uint32{1025, 1, 1}, [3]uint32{1024, 1, 1}), 16, false},
+		{"64 per byte", launch([3]uint32{1 << 16, 1, 1}, [3]uint32{1024, 1, 1}), 1 << 20, true},
+		{"past 64 per byte", launch([3]uint32{1<<16 + 1, 1, 1}, [3]uint32{1024, 1, 1}), 1 << 20, false},
+		{"saturating", launch([3]uint32{1 << 31, 1 << 31, 1 << 31}, [3]uint32{1024, 1024, 64}), 1 << 40, false},
+	} {
+		err := CheckWork(tc.l, tc.bytes)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %d invocations, %d bytes: %v", tc.name, tc.l.Invocations(), tc.bytes, err)
+		}
+	}
+	if n := launch([3]uint32{1 << 31, 1 << 31, 1 << 31}, [3]uint32{1024, 1024, 64}).Invocations(); n != math.MaxUint64 {
+		t.Errorf("a product past 2^64 gives %d, want it saturated", n)
 	}
 }

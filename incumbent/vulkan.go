@@ -367,6 +367,49 @@ func (e *Entry) VulkanFor(info vulkan.DeviceInfo, vars map[string]float64) (*Lau
 	return l, nil
 }
 
+// The bound on an incumbent dispatch's total work (CheckWork): what its shape implies, the bytes
+// of the operands the call binds. The example and ggml manifests launch at most about one
+// invocation per operand byte (rms_norm at 256 lanes over rows of 32 f32 values: 256 invocations
+// per 256 bytes; element-wise ops 0.08, matvec 0.002); a dispatch may launch
+// MaxInvocationsPerByte per byte and MinInvocations whatever the shape (a few workgroups of
+// 1024 at a tiny case). A manifest grid of 65535 x 65535 workgroups at rows=4, n=256 (12 KiB of
+// operands, a bound of 2^20 invocations) asks for 4.3e9 workgroups: refused, where the gate ran
+// it (killed at 70 s; every grid dimension was within the device's limit, their product was not
+// checked).
+const (
+	MaxInvocationsPerByte = 64
+	MinInvocations        = 1 << 20
+)
+
+// Invocations is the launch's total invocations (grid times workgroup size), saturating at
+// math.MaxUint64.
+func (l *Launch) Invocations() uint64 {
+	n := uint64(1)
+	for d := 0; d < 3; d++ {
+		for _, f := range []uint32{l.Groups[d], l.Module.WorkgroupSize[d]} {
+			hi, lo := bits.Mul64(n, uint64(f))
+			if hi != 0 {
+				return math.MaxUint64
+			}
+			n = lo
+		}
+	}
+	return n
+}
+
+// CheckWork refuses a launch whose total work is beyond what a call on operandBytes bytes of
+// operands implies (see MaxInvocationsPerByte), naming the grid and the bound.
+func CheckWork(l *Launch, operandBytes int) error {
+	bound := uint64(MinInvocations)
+	if b := uint64(max(operandBytes, 0)) * MaxInvocationsPerByte; b > bound {
+		bound = b
+	}
+	if n := l.Invocations(); n > bound {
+		return fmt.Errorf("incumbent: a grid of %v workgroups of %v is %d invocations; the call's operands are %d bytes, which bound a dispatch at %d (%d per byte, at least %d): the manifest's grid is not this shape's", l.Groups, l.Module.WorkgroupSize, n, operandBytes, bound, MaxInvocationsPerByte, MinInvocations)
+	}
+	return nil
+}
+
 // bindingIndex is the position in im.bindings of binding number b.
 func (e *Entry) bindingIndex(im *impl, b int) int {
 	for j, x := range im.bindings {

@@ -328,17 +328,81 @@ func (c Cell) SourceHash() (string, error) {
 	return hex.EncodeToString(sum[:16]), nil
 }
 
+// InSpace reports whether s is one of the cell's schedules (Schedules), or def: what a tuner may
+// choose. A schedule that merely Fits (lanes=4, lanes=1) was never measured and may not even
+// build a pipeline.
+func (c Cell) InSpace(s, def Schedule) bool {
+	if s.String() == def.String() {
+		return true
+	}
+	for _, x := range c.Schedules() {
+		if x.String() == s.String() {
+			return true
+		}
+	}
+	return false
+}
+
 // ChooseSchedule is the schedule cell c runs at given a tuning cache and the cell's key in it:
-// the cached one when the cache has one for exactly key that fits the cell, else def
-// (tuning.Cache.Choose says why).
+// the cached one when the cache has one for exactly key in the cell's space (InSpace), else def
+// (tuning.Cache.Choose says why: a forged or corrupted schedule falls back to the default).
 func ChooseSchedule(cache *tuning.Cache, key tuning.Key, c Cell, def Schedule) (s Schedule, tuned bool, why string) {
 	text, tuned, why := cache.Choose(key, def.String(), func(text string) bool {
 		s, err := ParseSchedule(text)
-		return err == nil && c.Fits(s)
+		return err == nil && c.Fits(s) && c.InSpace(s, def)
 	})
 	if !tuned {
 		return def, false, why
 	}
 	s, _ = ParseSchedule(text)
 	return s, true, why
+}
+
+// TuningWarnings lists, one line each, the entries of cache whose cell is a registered cell and
+// whose schedule is outside that cell's space (InSpace with the cell's defaults): a forged or
+// corrupted cache. ChooseSchedule never serves them (the default does); a command that loads a
+// cache prints these when it loads it (LoadTuning).
+func TuningWarnings(cache *tuning.Cache) []string {
+	if cache == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range cache.Entries() {
+		op, typ, ok := strings.Cut(e.Cell, "/")
+		if !ok {
+			continue
+		}
+		t, err := oracle.ParseType(typ)
+		if err != nil {
+			continue
+		}
+		c, ok := Lookup(op, t)
+		if !ok {
+			continue
+		}
+		s, err := ParseSchedule(e.Schedule)
+		inSpace := err == nil && c.Fits(s)
+		if inSpace {
+			inSpace = false
+			for _, sg := range []int{1, 8, 16, 32, 64, 128} {
+				if c.InSpace(s, c.DefaultScheduleFor(e.Backend, sg)) {
+					inSpace = true
+					break
+				}
+			}
+		}
+		if !inSpace {
+			out = append(out, fmt.Sprintf("warning: tuning cache %s: %s on %s: schedule %q is outside the cell's schedule space (8 to %d lanes): ignored, the cell runs at its default schedule", cache.Path(), e.Cell, e.Device, e.Schedule, c.maxLanes()))
+		}
+	}
+	return out
+}
+
+// LoadTuning loads the tuning cache at path (tuning.Load) and its TuningWarnings.
+func LoadTuning(path string) (*tuning.Cache, []string, error) {
+	c, err := tuning.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, TuningWarnings(c), nil
 }

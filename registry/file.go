@@ -9,15 +9,22 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/onesource-go/onesource/internal/atomicfile"
 )
 
 // FormatName and FormatVersion are the header every registry file starts with.
+//
+// Versions: 1 had no head; 2 anchored the history with the head hash; 3 adds the register
+// entry's incumbent, a conflict's kept evidence and signatures. A version-2 file is read with
+// every check of version 3 (its cells are the replay of its history); a version-1 file only
+// without a history (a version-1 file with a history could hide a dropped tail: Migrate
+// converts one on purpose, saying what it cannot check). A file is saved at FormatVersion.
 const (
 	FormatName    = "onesource-registry"
-	FormatVersion = 2 // 2: the head hash anchors the history; 1 (still read): no head
+	FormatVersion = 3
 )
 
 // ErrChanged is returned (wrapped) by Save when the file changed on disk since it was read.
@@ -77,10 +84,18 @@ func lineCol(b []byte, off int64) (int, int) {
 
 // Parse reads a registry from the file form. name is used in errors. It rejects: malformed JSON
 // or unknown fields (corrupt, with line and column), a missing or different format name
-// (foreign), a newer version, unknown states, duplicate cells, malformed evidence, a broken
-// history chain, and any cell claiming dsl without evidence that passes the gate at the file's
-// threshold (a hand-edited flip; the error names the cell).
+// (foreign), a newer version, a version-1 file with a history, unknown states, duplicate cells,
+// malformed evidence, a broken history chain or head, a signed entry whose signature does not
+// verify, cells that are not exactly what the history replays to (state, incumbent and every
+// field of every evidence record, in order; see replay), and any cell claiming dsl without
+// evidence that passes the gate at the file's threshold (a hand-edited flip; the error names
+// the cell).
 func Parse(name string, b []byte) (*Registry, error) {
+	return parse(name, b, false)
+}
+
+// parse is Parse; legacy accepts a version-1 file with a history (Migrate).
+func parse(name string, b []byte, legacy bool) (*Registry, error) {
 	var hdr struct {
 		Format  *string `json:"format"`
 		Version *int    `json:"version"`
@@ -148,27 +163,50 @@ func Parse(name string, b []byte) (*Registry, error) {
 		sortEvidence(c.Evidence)
 		r.cells[c.Key] = c
 	}
-	for i, e := range f.History {
-		if e.Seq != i+1 {
-			return nil, fmt.Errorf("%s: history entry %d has seq %d: the history was edited", name, i+1, e.Seq)
-		}
-		want := ""
-		if i > 0 {
-			want = entryHash(f.History[i-1])
-		}
-		if e.Prev != want {
-			return nil, fmt.Errorf("%s: history entry %d does not chain to entry %d: the history was edited", name, e.Seq, i)
+	if *hdr.Version < 3 {
+		for _, e := range f.History {
+			if e.Sig != nil || e.Kept != nil || e.Incumbent != "" {
+				return nil, fmt.Errorf("%s: history entry %d has fields of format 3 in a format-%d file: the file was downgraded", name, e.Seq, *hdr.Version)
+			}
 		}
 	}
-	if *hdr.Version >= 2 && f.Head != headOf(f.History) {
+	if err := checkChain(f.History); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	switch {
+	case *hdr.Version >= 2 && f.Head != headOf(f.History):
 		return nil, fmt.Errorf("%s: the history's head hash is %q but its last entry hashes to %q: the history was truncated or its last entry edited", name, f.Head, headOf(f.History))
+	case *hdr.Version == 1 && len(f.History) > 0 && !legacy:
+		return nil, fmt.Errorf("%s: a format-1 registry with a history has no head hash, so a dropped tail would not show: refused (`onesource cells -migrate` converts it, saying what it cannot check)", name)
 	}
-	r.anchored = *hdr.Version >= 2
 	if err := r.checkReplay(); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	r.publish()
 	return r, nil
+}
+
+// checkChain checks that h is numbered 1, 2, ..., that each entry chains to the one before, and
+// that every signed entry's signature verifies.
+func checkChain(h []Entry) error {
+	for i, e := range h {
+		if e.Seq != i+1 {
+			return fmt.Errorf("history entry %d has seq %d: the history was edited", i+1, e.Seq)
+		}
+		want := ""
+		if i > 0 {
+			want = entryHash(h[i-1])
+		}
+		if e.Prev != want {
+			return fmt.Errorf("history entry %d does not chain to entry %d: the history was edited", e.Seq, i)
+		}
+		if e.Sig != nil {
+			if err := verifySig(e); err != nil {
+				return fmt.Errorf("history entry %d (%s %s): %v", e.Seq, e.Action, e.Key, err)
+			}
+		}
+	}
+	return nil
 }
 
 // headOf is the hash of the last entry of h, "" for an empty history.
@@ -179,20 +217,42 @@ func headOf(h []Entry) string {
 	return entryHash(h[len(h)-1])
 }
 
-// replayed is what a history replays to: each cell's state, the action that last set it and
-// the threshold in force then, and the threshold.
+// replayed is what a history replays to: every cell (state, incumbent, evidence; not its
+// reason, a note), the action that last set each cell's state and the threshold in force then,
+// and the threshold.
 type replayed struct {
-	state     map[Key]State
+	cells     map[Key]Cell
 	action    map[Key]string
 	threshold map[Key]float64
 	current   float64
 }
 
-// replay walks a history: every entry with a key and a To state sets the cell's state; a
+// registerIncumbent is the incumbent a register entry records: its Incumbent field, or in files
+// written before it had one, what its reason ends with, "(incumbent HASH)".
+func registerIncumbent(e Entry) string {
+	if e.Incumbent != "" {
+		return e.Incumbent
+	}
+	const tag = " (incumbent "
+	if i := strings.LastIndex(e.Reason, tag); i >= 0 && strings.HasSuffix(e.Reason, ")") {
+		return e.Reason[i+len(tag) : len(e.Reason)-1]
+	}
+	return ""
+}
+
+// replay walks a history doing to the cells what each entry records, as the method that wrote
+// it did: register sets the cell's incumbent and state; a gate verdict (flip, decline, fail,
+// keep) puts its evidence in the cell (replacing the same machine's, else added in machine
+// order; a new cell takes the evidence's incumbent) and sets the state; revert and merge set
+// the state; a conflict puts back the evidence the merge kept (format 3: the entry's Kept;
+// before, the newest by date of the two measurements, the rule Merge kept them by); a
 // threshold entry sets the threshold (its Threshold field, or, in files written before it had
 // one, the new value its reason states: "OLD -> NEW: why").
 func replay(h []Entry) (replayed, error) {
-	rp := replayed{state: map[Key]State{}, action: map[Key]string{}, threshold: map[Key]float64{}, current: DefaultThreshold}
+	rp := replayed{cells: map[Key]Cell{}, action: map[Key]string{}, threshold: map[Key]float64{}, current: DefaultThreshold}
+	// seen keeps, per cell and machine, every evidence recorded (for conflicts of files without
+	// Kept).
+	seen := map[Key]map[EvidenceKey][]Evidence{}
 	for _, e := range h {
 		if e.Action == "threshold" {
 			t := e.Threshold
@@ -205,22 +265,80 @@ func replay(h []Entry) (replayed, error) {
 			rp.current = t
 			continue
 		}
-		if e.Key.Op == "" || e.To == "" {
+		if e.Key.Op == "" {
 			continue
 		}
-		rp.state[e.Key] = e.To
-		rp.action[e.Key] = e.Action
-		rp.threshold[e.Key] = rp.current
+		c, ok := rp.cells[e.Key]
+		if !ok {
+			c = Cell{Key: e.Key, State: Missing}
+			if e.Evidence != nil && e.Action != "conflict" {
+				c.Incumbent = e.Evidence.IncumbentHash
+			}
+		}
+		c = c.clone()
+		switch e.Action {
+		case "register":
+			c.Incumbent = registerIncumbent(e)
+		case string(Flip), string(Decline), string(Fail), string(Keep):
+			if e.Evidence == nil {
+				return rp, fmt.Errorf("history entry %d: a %s of %s without evidence", e.Seq, e.Action, e.Key)
+			}
+			ev := *e.Evidence
+			if c.Incumbent == "" && ev.IncumbentHash != "" {
+				c.Incumbent = ev.IncumbentHash
+			}
+			putEvidence(&c, ev)
+			if seen[e.Key] == nil {
+				seen[e.Key] = map[EvidenceKey][]Evidence{}
+			}
+			seen[e.Key][ev.Key()] = append(seen[e.Key][ev.Key()], ev)
+		case "conflict":
+			if e.Evidence == nil {
+				return rp, fmt.Errorf("history entry %d: a conflict of %s without evidence", e.Seq, e.Key)
+			}
+			if e.Kept != nil {
+				putEvidence(&c, *e.Kept)
+				break
+			}
+			drop := *e.Evidence
+			var keep *Evidence
+			for _, x := range seen[e.Key][drop.Key()] {
+				if !evidenceEqual(x, drop) && (keep == nil || x.Date.After(keep.Date)) {
+					keep = &x
+				}
+			}
+			if keep != nil {
+				putEvidence(&c, *keep)
+			}
+		}
+		if e.To != "" {
+			c.State = e.To
+			rp.action[e.Key] = e.Action
+			rp.threshold[e.Key] = rp.current
+		}
+		rp.cells[e.Key] = c
 	}
 	return rp, nil
 }
 
-// checkReplay checks that the cells are what the history says, and that each cell's state is
-// what its evidence implies: the threshold is the one the history set, every cell is in the
-// state its last history entry left it in (and has one), and a cell whose state was last set by
-// a gate verdict at today's threshold has the state the policy gives its evidence. (Register,
-// revert, keep and merge set a state the evidence alone does not give: a new incumbent, an undone
-// flip, a recorded measurement, a merge that does not flip.)
+// putEvidence puts ev in c: in place of the same machine's, else added in machine order.
+func putEvidence(c *Cell, ev Evidence) {
+	for i := range c.Evidence {
+		if c.Evidence[i].Key() == ev.Key() {
+			c.Evidence[i] = ev
+			return
+		}
+	}
+	c.Evidence = append(c.Evidence, ev)
+	sortEvidence(c.Evidence)
+}
+
+// checkReplay checks that the cells are exactly what the history replays to (replay): the same
+// cells, each in the state, with the incumbent, and holding every field of every evidence record
+// (in order) that its history gives it, and the threshold the history set; and that a cell whose
+// state was last set by a gate verdict at today's threshold has the state the policy gives its
+// evidence. (Register, revert, keep and merge set a state the evidence alone does not give: a new
+// incumbent, an undone flip, a recorded measurement, a merge that does not flip.)
 func (r *Registry) checkReplay() error {
 	rp, err := replay(r.history)
 	if err != nil {
@@ -231,12 +349,17 @@ func (r *Registry) checkReplay() error {
 	}
 	for _, k := range r.sortedKeys() {
 		c := r.cells[k]
-		st, ok := rp.state[k]
-		if !ok {
+		h, ok := rp.cells[k]
+		switch {
+		case !ok || rp.action[k] == "":
 			return fmt.Errorf("cell %s has no history: the file was edited", k)
+		case h.State != c.State:
+			return fmt.Errorf("cell %s is %s, but its history leaves it %s: the file was edited", k, c.State, h.State)
+		case h.Incumbent != c.Incumbent:
+			return fmt.Errorf("cell %s has incumbent %q, but its history gives it %q: the file was edited", k, c.Incumbent, h.Incumbent)
 		}
-		if st != c.State {
-			return fmt.Errorf("cell %s is %s, but its history leaves it %s: the file was edited", k, c.State, st)
+		if d := evidenceDiff(c.Evidence, h.Evidence); d != "" {
+			return fmt.Errorf("cell %s: its evidence is not what its history recorded (%s): the file was edited", k, d)
 		}
 		switch rp.action[k] {
 		case string(Flip), string(Decline), string(Fail):
@@ -247,7 +370,7 @@ func (r *Registry) checkReplay() error {
 			}
 		}
 	}
-	for k := range rp.state {
+	for k := range rp.cells {
 		if _, ok := r.cells[k]; !ok {
 			return fmt.Errorf("the history has cell %s, which the file lacks: the file was edited", k)
 		}
@@ -255,30 +378,66 @@ func (r *Registry) checkReplay() error {
 	return nil
 }
 
-// Verify checks the registry as Load does (the history's chain, its anchor, the cells against
-// the history and their evidence) and describes the result: "N entries, chained and anchored,
-// M cells match the history". A registry read from a format-1 file is chained but not anchored:
-// it says so (saving it anchors it).
-func (r *Registry) Verify() (string, error) {
+// evidenceDiff says how the evidence records got differ from want ("" when every field of every
+// record is equal, in the same order).
+func evidenceDiff(got, want []Evidence) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d records, the history %d", len(got), len(want))
+	}
+	for i := range got {
+		if evidenceEqual(got[i], want[i]) {
+			continue
+		}
+		g, _ := json.Marshal(got[i])
+		w, _ := json.Marshal(want[i])
+		var gm, wm map[string]any
+		json.Unmarshal(g, &gm)
+		json.Unmarshal(w, &wm)
+		var fields []string
+		for k := range gm {
+			if fmt.Sprint(gm[k]) != fmt.Sprint(wm[k]) {
+				fields = append(fields, k)
+			}
+		}
+		for k := range wm {
+			if _, ok := gm[k]; !ok {
+				fields = append(fields, k)
+			}
+		}
+		sort.Strings(fields)
+		return fmt.Sprintf("record %d, from %s: %s differ", i+1, got[i].Device, strings.Join(fields, ", "))
+	}
+	return ""
+}
+
+// Verify checks the registry as Load does (the history's chain and signatures, the cells
+// against the replay of the history and their evidence) and, with a trust file t (nil: none),
+// CheckTrust; it describes the result: "N history entries, chained, anchored at HEAD; M cells
+// are the replay of the history; ..." and what CheckTrust says.
+func (r *Registry) Verify(t *Trust) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i, e := range r.history {
-		want := ""
-		if i > 0 {
-			want = entryHash(r.history[i-1])
-		}
-		if e.Seq != i+1 || e.Prev != want {
-			return "", fmt.Errorf("history entry %d does not chain: the history was edited", i+1)
-		}
+	if err := checkChain(r.history); err != nil {
+		return "", err
 	}
 	if err := r.checkReplay(); err != nil {
 		return "", err
 	}
-	anchor := fmt.Sprintf("anchored at %s", headOf(r.history))
-	if !r.anchored {
-		anchor = "NOT anchored (a format-1 file: save it with this onesource to anchor it)"
+	signed := 0
+	for _, e := range r.history {
+		if e.Sig != nil {
+			signed++
+		}
 	}
-	return fmt.Sprintf("%d history entries, chained, %s; %d cells match the history and their evidence", len(r.history), anchor, len(r.cells)), nil
+	msg := fmt.Sprintf("%d history entries, chained, anchored at %s; %d cells are the replay of the history (every evidence field) and agree with their evidence", len(r.history), headOf(r.history), len(r.cells))
+	if t == nil {
+		return msg + fmt.Sprintf("; %d entries signed (no trust file: signatures not required)", signed), nil
+	}
+	tm, err := r.checkTrust(t)
+	if err != nil {
+		return "", err
+	}
+	return msg + "; " + tm, nil
 }
 
 func syntaxErr(name string, b []byte, err error) error {
@@ -297,9 +456,19 @@ func syntaxErr(name string, b []byte, err error) error {
 	return fmt.Errorf("%s: corrupt registry: %v", name, err)
 }
 
-// Load reads the registry file at path; the file must exist. The registry is bound to path, and Save
-// later refuses to overwrite the file if it changed on disk in between.
+// Load reads the registry file at path; the file must exist. With a trust file in
+// ONESOURCE_TRUST the registry must also pass CheckTrust (LoadTrusted). The registry is bound to
+// path, and Save later refuses to overwrite the file if it changed on disk in between.
 func Load(path string) (*Registry, error) {
+	t, err := TrustFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("registry: %s: %w", path, err)
+	}
+	return LoadTrusted(path, t)
+}
+
+// LoadTrusted is Load with the trust file t instead of ONESOURCE_TRUST's (nil: no trust check).
+func LoadTrusted(path string, t *Trust) (*Registry, error) {
 	b, bind, err := atomicfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("registry: %w", err)
@@ -307,6 +476,11 @@ func Load(path string) (*Registry, error) {
 	r, err := Parse(path, b)
 	if err != nil {
 		return nil, err
+	}
+	if t != nil {
+		if _, err := r.checkTrust(t); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
 	}
 	r.file = bind
 	return r, nil
@@ -325,6 +499,36 @@ func Open(path string) (*Registry, error) {
 		return r, nil
 	}
 	return nil, err
+}
+
+// Migrate converts the format-1 registry file at path, which has no head hash, to the current
+// format: every other check of Load runs, and the file is saved (atomically, as Save does). It
+// says what it could not check: whether entries were dropped from the end of the history (name
+// the last entry, so that its owner can confirm it). A file of the current format is left alone.
+func Migrate(path string) (string, error) {
+	b, bind, err := atomicfile.Read(path)
+	if err != nil {
+		return "", fmt.Errorf("registry: %w", err)
+	}
+	r, err := parse(path, b, true)
+	if err != nil {
+		return "", err
+	}
+	var hdr struct{ Version int }
+	json.Unmarshal(b, &hdr)
+	if hdr.Version != 1 {
+		return fmt.Sprintf("%s is format %d: nothing to migrate", path, hdr.Version), nil
+	}
+	r.file = bind
+	if err := r.Save(""); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("migrated %s from format 1 to %d: %d history entries, chained; the cells are their replay", path, FormatVersion, len(r.history))
+	if n := len(r.history); n > 0 {
+		last := r.history[n-1]
+		msg += fmt.Sprintf("; NOT checked: whether entries were dropped after the last one, seq %d (%s %s at %s): confirm it is the last you wrote", last.Seq, last.Action, last.Key, last.Time.Format(time.RFC3339))
+	}
+	return msg, nil
 }
 
 // Path returns the file the registry was read from or last saved to ("" for New and Parse).
@@ -433,8 +637,8 @@ func (r *Registry) Merge(other *Registry) ([]Conflict, error) {
 				c.Evidence[i] = keep
 				cf := Conflict{Key: k, Device: oe.Device, Reason: fmt.Sprintf("two measurements from %s/%s/%s: kept the one of %s, the one of %s stays in the history", oe.Device, oe.Driver, oe.Toolchain, keep.Date.Format(time.RFC3339), drop.Date.Format(time.RFC3339))}
 				conflicts = append(conflicts, cf)
-				d := drop
-				r.appendEntry(Entry{Key: k, Action: "conflict", Reason: cf.Reason, Evidence: &d})
+				d, kp := drop, keep
+				r.appendEntry(Entry{Key: k, Action: "conflict", Reason: cf.Reason, Evidence: &d, Kept: &kp})
 			}
 			if !found {
 				c.Evidence = append(c.Evidence, oe)
@@ -468,8 +672,8 @@ func (r *Registry) Merge(other *Registry) ([]Conflict, error) {
 	// cells.
 	if rp, err := replay(r.history); err == nil {
 		for _, k := range r.sortedKeys() {
-			if c := r.cells[k]; rp.state[k] != c.State {
-				r.appendEntry(Entry{Key: k, Action: "merge", From: rp.state[k], To: c.State, Reason: "the state after the merge"})
+			if c := r.cells[k]; rp.cells[k].State != c.State {
+				r.appendEntry(Entry{Key: k, Action: "merge", From: rp.cells[k].State, To: c.State, Reason: "the state after the merge"})
 			}
 		}
 	}

@@ -20,7 +20,10 @@
 //   - Evidence is keyed by (device, driver, toolchain), so registries written on several machines
 //     merge without losing any evidence.
 //   - Every registration, gate verdict, revert and merge is appended to a hash-chained history that
-//     is never rewritten.
+//     is never rewritten. The cells are the replay of the history (see replay): Load refuses a
+//     file whose cells differ from it in any field of any evidence record, and a version-1 file
+//     with a history (Migrate converts one). Entries may be signed with ed25519, and a trust file
+//     then decides which flips load (see sign.go).
 //   - Select answers which kernel serves a cell from an immutable snapshot: cheap and safe for
 //     concurrent use with writers. The cell's state is over every machine's evidence (a report's
 //     view); SelectOn answers for one machine from its own evidence, so a verdict on one device
@@ -35,6 +38,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,6 +157,26 @@ type Evidence struct {
 	TwinHash        string    `json:"twin_hash"`
 	IncumbentHash   string    `json:"incumbent_hash,omitempty"`
 	Date            time.Time `json:"date"`
+	// Seed is the gate's base seed: its seeded inputs (the A/B's second input set, the extra
+	// checks) are made from it, so a failure replays (onesource gate -seed SEED).
+	Seed int64 `json:"seed,omitempty"`
+	// Checks are the gate's correctness checks beyond the conformance cases: seeded extra shapes
+	// (each shape names its seed).
+	Checks []Check `json:"checks,omitempty"`
+	// Findings says what the gate caught in the A/B runs: a side whose timed run's outputs were
+	// not what it computed on those inputs (skipped or cached work), or whose second run on the
+	// same inputs gave other bytes. A twin finding makes the evidence not bit-exact; an
+	// incumbent finding makes the incumbent wrong.
+	Findings []string `json:"findings,omitempty"`
+}
+
+// Check is one of the gate's extra correctness checks: the shape (with the seed of its inputs,
+// and specials=1 where the activations hold NaN, infinities and subnormals) and what each side
+// gave there ("exact", "differs: ...", "err 1.2e-07", "not run: ...").
+type Check struct {
+	Shape     string `json:"shape"`
+	Twin      string `json:"twin"`
+	Incumbent string `json:"incumbent,omitempty"`
 }
 
 // EvidenceKey identifies the machine an Evidence came from: evidence for a cell is kept per
@@ -205,6 +229,17 @@ func (e Evidence) check() error {
 	return nil
 }
 
+// finding returns the first of e's findings about the side prefix names ("twin: ", "incumbent: "),
+// without the prefix ("" when none).
+func (e Evidence) finding(prefix string) string {
+	for _, f := range e.Findings {
+		if rest, ok := strings.CutPrefix(f, prefix); ok {
+			return rest
+		}
+	}
+	return ""
+}
+
 // Verdict is a gate's decision for one cell.
 type Verdict string
 
@@ -223,10 +258,14 @@ const (
 // Judge returns the verdict that evidence e implies at threshold, with a one-line reason.
 func Judge(e Evidence, threshold float64) (Verdict, string) {
 	switch {
+	case !e.BitExact && e.finding("twin: ") != "":
+		return Fail, fmt.Sprintf("not bit-exact on %s: %s", e.Device, e.finding("twin: "))
 	case !e.BitExact:
 		return Fail, fmt.Sprintf("not bit-exact on %s (max %g ULP)", e.Device, e.MaxULP)
 	case !e.HasIncumbent():
 		return Flip, fmt.Sprintf("bit-exact on %s, no incumbent: serves by coverage", e.Device)
+	case e.IncumbentWrong && e.finding("incumbent: ") != "":
+		return Flip, fmt.Sprintf("bit-exact on %s; the incumbent is wrong (%s): flipped on correctness", e.Device, e.finding("incumbent: "))
 	case e.IncumbentWrong:
 		return Flip, fmt.Sprintf("bit-exact on %s; the incumbent is wrong (error %.3g against the oracle, %g ULP): flipped on correctness", e.Device, e.IncumbentErr, e.IncumbentMaxULP)
 	case e.Ratio.Median >= threshold:
@@ -342,7 +381,8 @@ func choiceOf(c Cell) Choice {
 }
 
 // Entry is one history record. Prev is the hash of the previous entry (the chain makes an edit of
-// the history detectable on Load).
+// the history detectable on Load). The cells are what the history replays to (see Parse), so
+// every field of every evidence record is covered by the chain.
 type Entry struct {
 	Seq  int       `json:"seq"`
 	Time time.Time `json:"time"`
@@ -353,9 +393,18 @@ type Entry struct {
 	To       State     `json:"to,omitempty"`
 	Reason   string    `json:"reason,omitempty"`
 	Evidence *Evidence `json:"evidence,omitempty"`
+	// Incumbent is the incumbent hash a register entry records (format 3; before, only its
+	// reason said it: "... (incumbent HASH)").
+	Incumbent string `json:"incumbent,omitempty"`
+	// Kept is, in a conflict entry, the evidence the merge kept in the cell (Evidence is the one
+	// it dropped); format 3.
+	Kept *Evidence `json:"kept,omitempty"`
 	// Threshold is the new threshold of a threshold entry.
 	Threshold float64 `json:"threshold,omitempty"`
-	Prev      string  `json:"prev"`
+	// Sig is the entry's ed25519 signature by the key that wrote it (gate -sign), over the entry
+	// without Seq, Prev and Sig (so it survives a merge into another history); nil when unsigned.
+	Sig  *Signature `json:"sig,omitempty"`
+	Prev string     `json:"prev"`
 }
 
 // DowngradeError is Apply's refusal to move a dsl cell to another state: call Revert first.
@@ -382,16 +431,15 @@ type Registry struct {
 	// file is the file this registry was read from (or will be created as) and the sha256 of its
 	// content then ("" when it did not exist).
 	file atomicfile.Binding
-	// anchored: the registry was read from a file whose head hash anchors its history (format 2),
-	// or was made here.
-	anchored bool
+	// signer, when set, signs every entry this registry appends (SetSigner).
+	signer *signer
 	// Now returns the time recorded in history entries (time.Now when nil); for tests.
 	Now func() time.Time
 }
 
 // New returns an empty registry with the default threshold.
 func New() *Registry {
-	r := &Registry{threshold: DefaultThreshold, cells: map[Key]Cell{}, anchored: true}
+	r := &Registry{threshold: DefaultThreshold, cells: map[Key]Cell{}}
 	r.publish()
 	return r
 }
@@ -529,6 +577,9 @@ func (r *Registry) appendEntry(e Entry) {
 	if n := len(r.history); n > 0 {
 		e.Prev = entryHash(r.history[n-1])
 	}
+	if r.signer != nil {
+		e.Sig = r.signer.sign(e)
+	}
 	r.history = append(r.history, e)
 }
 
@@ -559,7 +610,7 @@ func (r *Registry) Register(k Key, incumbent, reason string) error {
 	}
 	c.Reason = reason
 	r.cells[k] = c
-	r.appendEntry(Entry{Key: k, Action: "register", From: from, To: c.State, Reason: reason + " (incumbent " + incumbent + ")"})
+	r.appendEntry(Entry{Key: k, Action: "register", From: from, To: c.State, Reason: reason + " (incumbent " + incumbent + ")", Incumbent: incumbent})
 	r.publish()
 	return nil
 }

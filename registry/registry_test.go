@@ -247,7 +247,7 @@ func TestRoundTripStable(t *testing.T) {
 	if string(b) != string(b2) {
 		t.Fatalf("round trip differs:\n%s\n---\n%s", b, b2)
 	}
-	if !strings.HasPrefix(string(b), "{\n  \"format\": \"onesource-registry\",\n  \"version\": 2,") {
+	if !strings.HasPrefix(string(b), "{\n  \"format\": \"onesource-registry\",\n  \"version\": 3,") {
 		t.Fatalf("header: %.80s", b)
 	}
 	if c := r2.Select("matvec", "q4_K", "vulkan"); c.Impl != Twin || c.State != DSL {
@@ -268,7 +268,7 @@ func TestLoadErrors(t *testing.T) {
 		{"foreign", `{"format": "something-else", "version": 1}`, "not a onesource registry"},
 		{"foreign no header", `{"cells": []}`, "not a onesource registry"},
 		{"foreign array", `[1, 2]`, "corrupt registry"},
-		{"newer", strings.Replace(g, `"version": 2,`, `"version": 3,`, 1), "newer"},
+		{"newer", strings.Replace(g, `"version": 3,`, `"version": 4,`, 1), "newer"},
 		{"hand-edited flip", strings.Replace(g, `"state": "declined"`, `"state": "dsl"`, 1), "matvec/q4_K/vulkan): state dsl without evidence"},
 		{"hand-edited flip with ratio", strings.Replace(strings.Replace(g, `"state": "declined"`, `"state": "dsl"`, 1), `"median": 0.9`, `"median": 0.99`, 1), "ratio spread is inconsistent"},
 		{"unknown state", strings.Replace(g, `"state": "declined"`, `"state": "great"`, 1), "unknown state"},
@@ -563,7 +563,7 @@ func TestLoadRefusesEdits(t *testing.T) {
 	if _, err := Parse("good", good); err != nil {
 		t.Fatalf("the untouched file: %v", err)
 	}
-	if msg, err := r.Verify(); err != nil || !strings.Contains(msg, "anchored at") {
+	if msg, err := r.Verify(nil); err != nil || !strings.Contains(msg, "anchored at") {
 		t.Fatalf("Verify: %q, %v", msg, err)
 	}
 	g := string(good)
@@ -614,22 +614,13 @@ func TestLoadRefusesEdits(t *testing.T) {
 	i := m + strings.Index(g[m:], `"ratio": {`)
 	j := i + strings.Index(g[i:], "}")
 	edited := g[:i] + `"ratio": {"median": 1.5, "min": 1.4, "max": 1.6, "pairs": 3` + g[j:]
-	cases = append(cases, struct{ name, text, want string }{"evidence edited", edited, "but its evidence says"})
+	cases = append(cases, struct{ name, text, want string }{"evidence edited", edited, "its evidence is not what its history recorded (record 1, from gpu0: ratio differ)"})
 	cases = append(cases, struct{ name, text, want string }{"fallback beside inexact evidence", stateOf(g, "rope", "failing", "fallback"), "is fallback, but its history leaves it failing"})
 	for _, c := range cases {
 		_, err := Parse(c.name, []byte(c.text))
 		if err == nil || (c.want != "" && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
 		}
-	}
-	// A format-1 file: no head; still loads, and Verify says it is not anchored.
-	v1 := strings.Replace(g, `"version": 2,`, `"version": 1,`, 1)
-	r1, err := Parse("v1", []byte(v1))
-	if err != nil {
-		t.Fatalf("a format-1 file: %v", err)
-	}
-	if msg, err := r1.Verify(); err != nil || !strings.Contains(msg, "NOT anchored") {
-		t.Errorf("Verify of a format-1 file: %q, %v", msg, err)
 	}
 }
 
@@ -651,7 +642,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := r.Verify(); err != nil {
+		if _, err := r.Verify(nil); err != nil {
 			t.Fatalf("parsed but does not verify: %v", err)
 		}
 		for _, c := range r.Cells() {
@@ -673,4 +664,111 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("a parsed registry does not parse again: %v", err)
 		}
 	})
+}
+
+// TestEvidenceEditsRefused: an edit of any field of a cell's evidence record (not of its history)
+// is refused on load: the cells must be the replay of the history. Before, these loaded (and
+// `cells -verify` said so) as long as the state still followed from the edited evidence: the
+// renamed device with a copy claiming ratio 1.6 then served the twin where the incumbent served.
+func TestEvidenceEditsRefused(t *testing.T) {
+	r := newReg(t)
+	must(t, r.Register(k1, "sha256:hand", "ggml"))
+	must(t, r.Apply(GateResult{Key: k1, Evidence: ev("gpu0", true, 0.5), Verdict: Decline}))
+	kd := Key{"softmax", "f32", "vulkan"}
+	must(t, r.Register(kd, "sha256:hand", "ggml"))
+	must(t, r.Apply(GateResult{Key: kd, Evidence: ev("gpu0", true, 1.2), Verdict: Flip}))
+	good, err := r.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(key Key, f func(es []map[string]any) []map[string]any) []byte {
+		var doc map[string]any
+		json.Unmarshal(good, &doc)
+		for _, c := range doc["cells"].([]any) {
+			cm := c.(map[string]any)
+			if cm["op"] != key.Op {
+				continue
+			}
+			var es []map[string]any
+			for _, e := range cm["evidence"].([]any) {
+				es = append(es, e.(map[string]any))
+			}
+			cm["evidence"] = f(es)
+		}
+		b, _ := json.MarshalIndent(doc, "", "  ")
+		return b
+	}
+	set := func(field string, v any) func([]map[string]any) []map[string]any {
+		return func(es []map[string]any) []map[string]any { es[0][field] = v; return es }
+	}
+	for _, tc := range []struct {
+		name string
+		text []byte
+	}{
+		{"the device renamed and a passing copy appended", edit(k1, func(es []map[string]any) []map[string]any {
+			cp := map[string]any{}
+			for k, v := range es[0] {
+				cp[k] = v
+			}
+			es[0]["device"] = "gpu9"
+			cp["ratio"] = map[string]any{"median": 1.6, "min": 1.5, "max": 1.7, "pairs": 9}
+			return append(es, cp)
+		})},
+		{"device", edit(kd, set("device", "gpu1"))},
+		{"max_ulp", edit(kd, set("max_ulp", 2))},
+		{"twin_hash", edit(kd, set("twin_hash", "sha256:other"))},
+		{"date", edit(kd, set("date", "2030-01-01T00:00:00Z"))},
+		{"threshold", edit(kd, set("threshold", 0.5))},
+		{"roofline", edit(kd, set("roofline_gbps", 999))},
+		{"cases", edit(kd, set("cases", 7))},
+		{"a record dropped", edit(k1, func([]map[string]any) []map[string]any { return []map[string]any{} })},
+	} {
+		if _, err := Parse(tc.name, tc.text); err == nil || !strings.Contains(err.Error(), "the file was edited") {
+			t.Errorf("%s: %v, want the edit refused", tc.name, err)
+		}
+	}
+}
+
+// TestVersion1NotADowngrade: setting "version": 1 does not turn the head check off: a format-1
+// file with a history is refused (before, the head was not checked and a dropped tail loaded);
+// Migrate converts one on purpose and says what it could not check; one without a history loads.
+func TestVersion1NotADowngrade(t *testing.T) {
+	r := newReg(t)
+	must(t, r.Register(k1, "sha256:hand", "ggml"))
+	must(t, r.Apply(GateResult{Key: k1, Evidence: ev("gpu0", true, 0.5), Verdict: Decline}))
+	good, _ := r.Marshal()
+	var doc map[string]any
+	json.Unmarshal(good, &doc)
+	doc["version"] = 1
+	delete(doc, "head")
+	hist := doc["history"].([]any)
+	hist = hist[:len(hist)-1] // the decline dropped
+	for _, h := range hist {
+		delete(h.(map[string]any), "incumbent") // a field format 1 did not have
+	}
+	doc["history"] = hist
+	doc["cells"].([]any)[0].(map[string]any)["state"] = "hand"
+	doc["cells"].([]any)[0].(map[string]any)["evidence"] = []any{}
+	dropped, _ := json.MarshalIndent(doc, "", "  ")
+	if _, err := Parse("v1", dropped); err == nil || !strings.Contains(err.Error(), "format-1 registry with a history") {
+		t.Fatalf("a format-1 file with a dropped tail: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "cells.json")
+	os.WriteFile(path, dropped, 0o644)
+	msg, err := Migrate(path)
+	if err != nil || !strings.Contains(msg, "NOT checked: whether entries were dropped after the last one, seq 1 (register matvec/q4_K/vulkan") {
+		t.Fatalf("Migrate: %q, %v", msg, err)
+	}
+	if m, err := Load(path); err != nil || len(m.History()) != 1 {
+		t.Fatalf("the migrated file: %v", err)
+	}
+	if _, err := Parse("v1 empty", []byte(`{"format": "onesource-registry", "version": 1, "threshold": 0.97, "cells": [], "history": []}`)); err != nil {
+		t.Errorf("a format-1 file without a history: %v", err)
+	}
+	for _, f := range []string{`"sig": {"key": "x", "sig": "y"}`, `"kept": {}`} {
+		v2 := strings.Replace(strings.Replace(string(good), `"version": 3,`, `"version": 2,`, 1), `"prev": ""`, f+`, "prev": ""`, 1)
+		if _, err := Parse("v2", []byte(v2)); err == nil || !strings.Contains(err.Error(), "downgraded") {
+			t.Errorf("format-3 field %s in a format-2 file: %v", f, err)
+		}
+	}
 }

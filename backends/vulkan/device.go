@@ -702,8 +702,10 @@ func (d *Device) destroy() {
 	d.inst.destroy()
 }
 
-// usableLocked says why the device cannot take work, or nil. d.mu must be held.
-func (d *Device) usableLocked() error {
+// usableLocked says why the device cannot take work, or nil. d.mu must be held. Work left in
+// flight by an abandoned wait is waited for under ctx, the caller's context: a call with a
+// deadline returns at its deadline even then.
+func (d *Device) usableLocked(ctx context.Context) error {
 	if d.closed {
 		return fmt.Errorf("vulkan: device is closed")
 	}
@@ -713,7 +715,7 @@ func (d *Device) usableLocked() error {
 	if d.inflight {
 		// A wait was abandoned: the command buffer and the descriptor sets are in use until the
 		// work is done.
-		if err := d.wait(context.Background()); err != nil {
+		if err := d.wait(ctx); err != nil {
 			return err
 		}
 	}

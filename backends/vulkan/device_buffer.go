@@ -1,6 +1,7 @@
 package vulkan
 
 import (
+	"context"
 	"fmt"
 	"unsafe"
 )
@@ -24,7 +25,7 @@ type Buffer struct {
 func (d *Device) NewBuffer(size int) (*Buffer, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.usableLocked(); err != nil {
+	if err := d.usableLocked(context.Background()); err != nil {
 		return nil, err
 	}
 	if size <= 0 {

@@ -77,3 +77,55 @@ func TestRunContextAbandons(t *testing.T) {
 		t.Fatalf("SubmitContext with a cancelled context: %v", err)
 	}
 }
+
+// TestNextCallHonoursItsContext: after a wait was abandoned, the next RunContext and
+// BenchContext wait for the work left in flight under their own contexts: each returns at its
+// deadline while the spinning dispatch still runs (they waited with context.Background(),
+// holding the device's lock, until the old work ended: up to the 10-minute fence timeout).
+func TestNextCallHonoursItsContext(t *testing.T) {
+	d := openDevice(t, Options{})
+	m := &Module{Name: "main", Words: compileGLSL(t, spinGLSL),
+		Bindings: []Binding{{Name: "flag", ElemSize: 4}, {Name: "y", ElemSize: 4}}, WorkgroupSize: [3]uint32{1, 1, 1}}
+	p, err := d.Pipeline(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flag, _ := d.NewBuffer(8)
+	out, _ := d.NewBuffer(4)
+	defer flag.Write(0, binary.LittleEndian.AppendUint32(nil, 1)) // let the spin end whatever happens
+	short := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), 300*time.Millisecond)
+	}
+	ctx, cancel := short()
+	err = d.RunContext(ctx, p, []*Buffer{flag, out}, nil, [3]uint32{8192, 1, 1})
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the spinning dispatch: %v", err)
+	}
+	for _, call := range []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"RunContext", func(ctx context.Context) error {
+			return d.RunContext(ctx, p, []*Buffer{flag, out}, nil, [3]uint32{1, 1, 1})
+		}},
+		{"BenchContext", func(ctx context.Context) error {
+			_, err := d.BenchContext(ctx, p, []*Buffer{flag, out}, nil, [3]uint32{1, 1, 1}, 1, 1)
+			return err
+		}},
+	} {
+		ctx, cancel := short()
+		start := time.Now()
+		err := call.run(ctx)
+		cancel()
+		if waited := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || waited > 10*time.Second {
+			t.Errorf("%s after an abandoned wait: %v after %v, want its own deadline's error at once", call.name, err, waited)
+		}
+	}
+	if err := flag.Write(0, binary.LittleEndian.AppendUint32(nil, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Run(p, []*Buffer{flag, out}, nil, [3]uint32{1, 1, 1}); err != nil {
+		t.Fatalf("the device once the spin ends: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package vulkan
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -149,7 +150,7 @@ func (d *Device) Pipeline(m *Module) (*Pipeline, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.usableLocked(); err != nil {
+	if err := d.usableLocked(context.Background()); err != nil {
 		return nil, err
 	}
 	key := moduleKey(m)

@@ -33,8 +33,8 @@ type dispatch struct {
 // check validates a request against the pipeline's module and the device and returns it with
 // its views resolved (Size 0 made explicit); its descriptor set is made later (bind). d.mu is
 // held.
-func (d *Device) check(op string, p *Pipeline, views []View, push []byte, groups [3]uint32) (*dispatch, error) {
-	if err := d.usableLocked(); err != nil {
+func (d *Device) check(ctx context.Context, op string, p *Pipeline, views []View, push []byte, groups [3]uint32) (*dispatch, error) {
+	if err := d.usableLocked(ctx); err != nil {
 		return nil, err
 	}
 	if p == nil || p.dev != d {
@@ -100,12 +100,12 @@ func (d *Device) bind(op string, x *dispatch) error {
 }
 
 // prepare is check, trim and bind for a submission of one dispatch. d.mu is held.
-func (d *Device) prepare(op string, p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32) (*dispatch, error) {
+func (d *Device) prepare(ctx context.Context, op string, p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32) (*dispatch, error) {
 	views := make([]View, len(bufs))
 	for i, b := range bufs {
 		views[i] = View{Buffer: b}
 	}
-	x, err := d.check(op, p, views, push, groups)
+	x, err := d.check(ctx, op, p, views, push, groups)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (d *Device) Run(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32)
 func (d *Device) RunContext(ctx context.Context, p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	x, err := d.prepare("Run", p, bufs, push, groups)
+	x, err := d.prepare(ctx, "Run", p, bufs, push, groups)
 	if err != nil {
 		return err
 	}
@@ -252,16 +252,22 @@ func (d *Device) RunContext(ctx context.Context, p *Pipeline, bufs []*Buffer, pu
 // timestamps written before and after the n dispatches where the queue supports them, else by
 // the wall clock around the submit and the wait.
 func (d *Device) Bench(p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32, warmup, n int) (BenchResult, error) {
+	return d.BenchContext(context.Background(), p, bufs, push, groups, warmup, n)
+}
+
+// BenchContext is Bench, with a context that can abandon its waits (see RunContext): a gate
+// bounds a benchmark by a deadline.
+func (d *Device) BenchContext(ctx context.Context, p *Pipeline, bufs []*Buffer, push []byte, groups [3]uint32, warmup, n int) (BenchResult, error) {
 	if n < 1 || warmup < 0 {
 		return BenchResult{}, fmt.Errorf("vulkan: Bench: need n >= 1 and warmup >= 0, got n=%d warmup=%d", n, warmup)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	x, err := d.prepare("Bench", p, bufs, push, groups)
+	x, err := d.prepare(ctx, "Bench", p, bufs, push, groups)
 	if err != nil {
 		return BenchResult{}, err
 	}
-	return d.bench(warmup, n, func(count int, timed bool) error {
+	return d.bench(ctx, warmup, n, func(count int, timed bool) error {
 		d.stats.Dispatches += count
 		return d.record(x, count, timed)
 	})
@@ -282,7 +288,7 @@ func (d *Device) BenchCopy(src, dst *Buffer, size int, warmup, n int) (BenchResu
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.usableLocked(); err != nil {
+	if err := d.usableLocked(context.Background()); err != nil {
 		return BenchResult{}, err
 	}
 	for _, b := range []struct {
@@ -322,19 +328,19 @@ func (d *Device) BenchCopy(src, dst *Buffer, size int, warmup, n int) (BenchResu
 			}
 		})
 	}
-	return d.bench(warmup, n, rec)
+	return d.bench(context.Background(), warmup, n, rec)
 }
 
 // bench is the common part of Bench and BenchCopy. d.mu is held. rec(count, timed) records
 // count units of work into d.cmd (timestamps 0 and 1 around them when timed): bench records
 // and submits warmup units when warmup > 0, then n units, timed by device timestamps where the
 // queue supports them, else by the wall clock around the submit and the wait.
-func (d *Device) bench(warmup, n int, rec func(count int, timed bool) error) (BenchResult, error) {
+func (d *Device) bench(ctx context.Context, warmup, n int, rec func(count int, timed bool) error) (BenchResult, error) {
 	if warmup > 0 {
 		if err := rec(warmup, false); err != nil {
 			return BenchResult{}, err
 		}
-		if err := d.submit(context.Background()); err != nil {
+		if err := d.submit(ctx); err != nil {
 			return BenchResult{}, err
 		}
 	}
@@ -343,7 +349,7 @@ func (d *Device) bench(warmup, n int, rec func(count int, timed bool) error) (Be
 		return BenchResult{}, err
 	}
 	start := time.Now()
-	if err := d.submit(context.Background()); err != nil {
+	if err := d.submit(ctx); err != nil {
 		return BenchResult{}, err
 	}
 	res := BenchResult{Total: time.Since(start)}

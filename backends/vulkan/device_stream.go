@@ -90,7 +90,7 @@ func (s *Stream) Dispatch(p *Pipeline, views []View, push []byte, groups [3]uint
 	if s.timed && len(s.ops) >= queryCount-1 {
 		return fmt.Errorf("vulkan: Stream.Dispatch: a timed stream holds at most %d dispatches", queryCount-1)
 	}
-	x, err := d.check("Stream.Dispatch", p, views, push, groups)
+	x, err := d.check(context.Background(), "Stream.Dispatch", p, views, push, groups)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (s *Stream) SubmitContext(ctx context.Context) error {
 	d := s.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.usableLocked(); err != nil {
+	if err := d.usableLocked(ctx); err != nil {
 		return err
 	}
 	trimmed := map[*Pipeline]bool{}

@@ -1,6 +1,7 @@
 package vulkan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -96,7 +97,7 @@ func (p *Presenter) init() error {
 	d := p.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.usableLocked(); err != nil {
+	if err := d.usableLocked(context.Background()); err != nil {
 		return err
 	}
 	in := d.inst
@@ -214,7 +215,7 @@ func (p *Presenter) Resize(width, height int) error {
 	if p.closed {
 		return fmt.Errorf("vulkan: Presenter is closed")
 	}
-	if err := d.usableLocked(); err != nil {
+	if err := d.usableLocked(context.Background()); err != nil {
 		return err
 	}
 	if err := check("vkQueueWaitIdle", d.fn.queueWaitIdle(d.queue)); err != nil {
@@ -330,7 +331,7 @@ func (p *Presenter) Present(src, readBack *Buffer) (stale bool, err error) {
 	if p.closed {
 		return false, fmt.Errorf("vulkan: Presenter is closed")
 	}
-	if err := d.usableLocked(); err != nil {
+	if err := d.usableLocked(context.Background()); err != nil {
 		return false, err
 	}
 	if p.swapchain == 0 {

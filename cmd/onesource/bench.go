@@ -1,13 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/tuning"
 )
@@ -69,11 +70,21 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 		fixed = &s
 	}
+	if *jsonOut != "" {
+		if err := atomicfile.CheckOutput(*jsonOut, *cachePath, *manifest); err != nil {
+			fmt.Fprintf(stderr, "onesource bench: -json: %v\n", err)
+			return 1
+		}
+	}
 	var cache *tuning.Cache
 	if *cachePath != "" {
-		if cache, err = tuning.Load(*cachePath); err != nil {
+		var tw []string
+		if cache, tw, err = kernels.LoadTuning(*cachePath); err != nil {
 			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
 			return 1
+		}
+		for _, w := range tw {
+			fmt.Fprintln(stderr, w)
 		}
 	}
 	var m *incumbent.Manifest
@@ -124,6 +135,17 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 					if err == nil {
 						ratio := ab.Ratio.Median
 						r.Ratio, r.Incumbent = &ratio, e.Name
+						// The timed runs' outputs are checked (see conformance.RunAB): what they
+						// caught voids the ratio.
+						for _, f := range ab.TwinFindings {
+							err = errors.Join(err, fmt.Errorf("twin: %s", f))
+						}
+						for _, f := range ab.IncumbentFindings {
+							err = errors.Join(err, fmt.Errorf("incumbent: %s", f))
+						}
+						if err != nil {
+							r.Ratio = nil
+						}
 					}
 				}
 				if err != nil {
@@ -137,11 +159,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	conformance.WriteBench(stdout, rs)
 	if *jsonOut != "" {
-		file, err := os.Create(*jsonOut)
+		file, err := atomicfile.CreateOutput(*jsonOut, *cachePath, *manifest)
 		if err == nil {
-			err = conformance.WriteBenchJSON(file, rs)
-			if cerr := file.Close(); err == nil {
-				err = cerr
+			if err = conformance.WriteBenchJSON(file, rs); err != nil {
+				file.Abort()
+			} else {
+				err = file.Commit()
 			}
 		}
 		if err != nil {

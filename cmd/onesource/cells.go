@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/registry"
 )
 
@@ -20,6 +21,32 @@ func init() {
 
 // cellsDefaultRegistry is the registry file `onesource cells` and `onesource gate` use by default.
 const cellsDefaultRegistry = "registry.json"
+
+// trustFile loads the trust file path names, else the one $ONESOURCE_TRUST names; nil when
+// neither is set.
+func trustFile(path string) (*registry.Trust, error) {
+	if path == "" {
+		return registry.TrustFromEnv()
+	}
+	return registry.LoadTrust(path)
+}
+
+// trustSummary says how many of r's history entries are signed and, with a trust file, that
+// every flip rests on evidence a trusted key signed (r passed CheckTrust when it loaded).
+func trustSummary(r *registry.Registry, t *registry.Trust) string {
+	if t != nil {
+		if msg, err := r.CheckTrust(t); err == nil {
+			return msg
+		}
+	}
+	signed, h := 0, r.History()
+	for _, e := range h {
+		if e.Sig != nil {
+			signed++
+		}
+	}
+	return fmt.Sprintf("%d of %d history entries signed; no trust file (-trust or $%s): flips need no signature", signed, len(h), registry.TrustEnv)
+}
 
 // cellRow is one (cell, machine) line of the table and the chart.
 type cellRow struct {
@@ -60,9 +87,11 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	path := fs.String("registry", cellsDefaultRegistry, "registry file")
 	htmlOut := fs.String("html", "", "also write an offline HTML report to this file")
-	verify := fs.Bool("verify", false, "check the history (chain, anchor) and the cells against it and their evidence, and say so")
+	verify := fs.Bool("verify", false, "check the history (chain, head, signatures) and that the cells are its replay, and say so")
+	trustPath := fs.String("trust", "", "trust file of public keys (default $"+registry.TrustEnv+"): every flip must rest on evidence one of them signed")
+	migrate := fs.Bool("migrate", false, "convert a format-1 registry (no head hash) to the current format, saying what cannot be checked")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource cells [-registry FILE] [-html OUT] [-verify]")
+		fmt.Fprintln(stderr, "usage: onesource cells [-registry FILE] [-html OUT] [-verify [-trust KEYS]] [-migrate]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -72,7 +101,27 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	r, err := registry.Load(*path)
+	if *htmlOut != "" {
+		if err := atomicfile.CheckOutput(*htmlOut, *path); err != nil {
+			fmt.Fprintln(stderr, "onesource cells: -html:", err)
+			return 1
+		}
+	}
+	if *migrate {
+		msg, err := registry.Migrate(*path)
+		if err != nil {
+			fmt.Fprintln(stderr, "onesource cells: -migrate:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, msg)
+		return 0
+	}
+	trust, err := trustFile(*trustPath)
+	if err != nil {
+		fmt.Fprintln(stderr, "onesource cells:", err)
+		return 1
+	}
+	r, err := registry.LoadTrusted(*path, trust)
 	if err != nil {
 		fmt.Fprintln(stderr, "onesource cells:", err)
 		if errors.Is(err, os.ErrNotExist) {
@@ -81,7 +130,7 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *verify {
-		msg, err := r.Verify()
+		msg, err := r.Verify(trust)
 		if err != nil {
 			fmt.Fprintln(stderr, "onesource cells: verify:", err)
 			return 1
@@ -113,7 +162,7 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "onesource cells:", err)
 			return 1
 		}
-		if err := os.WriteFile(*htmlOut, buf.Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteOutput(*htmlOut, buf.Bytes(), *path); err != nil {
 			fmt.Fprintln(stderr, "onesource cells:", err)
 			return 1
 		}

@@ -11,7 +11,8 @@ import (
 	"github.com/onesource-go/onesource/backends/cfamily/host"
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/conformance"
-	"github.com/onesource-go/onesource/tuning"
+	"github.com/onesource-go/onesource/internal/atomicfile"
+	"github.com/onesource-go/onesource/kernels"
 )
 
 func init() {
@@ -65,15 +66,24 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onesource conform: %v\n", err)
 		return 2
 	}
+	if *jsonOut != "" {
+		if err := atomicfile.CheckOutput(*jsonOut, *tuningPath); err != nil {
+			fmt.Fprintf(stderr, "onesource conform: -json: %v\n", err)
+			return 1
+		}
+	}
 	if *tuningPath != "" {
 		if *schedules != "default" {
 			fmt.Fprintln(stderr, "onesource conform: -tuning goes with -schedules default")
 			return 2
 		}
-		cache, err := tuning.Load(*tuningPath)
+		cache, tw, err := kernels.LoadTuning(*tuningPath)
 		if err != nil {
 			fmt.Fprintf(stderr, "onesource conform: %v\n", err)
 			return 1
+		}
+		for _, w := range tw {
+			fmt.Fprintln(stderr, w)
 		}
 		sched = conformance.TunedSchedules(cache)
 	}
@@ -128,11 +138,12 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "suite time: %s\n", time.Since(start).Round(time.Millisecond))
 	if *jsonOut != "" {
-		file, err := os.Create(*jsonOut)
+		file, err := atomicfile.CreateOutput(*jsonOut, *tuningPath)
 		if err == nil {
-			err = conformance.WriteJSON(file, results)
-			if cerr := file.Close(); err == nil {
-				err = cerr
+			if err = conformance.WriteJSON(file, results); err != nil {
+				file.Abort()
+			} else {
+				err = file.Commit()
 			}
 		}
 		if err != nil {

@@ -5,10 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 
 	"github.com/onesource-go/onesource/drain"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/ledger"
 	"github.com/onesource-go/onesource/registry"
 )
@@ -25,8 +26,11 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.String("json", "", "write the plan as JSON to this file")
 	patchOut := fs.String("patch", "", "write the plan as a unified diff to this file")
 	apply := fs.Bool("apply", false, "carry the plan out (only if every cell keeps a server)")
+	trustPath := fs.String("trust", "", "trust file of public keys (default $"+registry.TrustEnv+"): only flips signed by one of them let a file go")
+	recoverOnly := fs.Bool("recover", false, "only finish or roll back a drain -apply that was interrupted (killed) in the manifest's directory")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource drain -manifest FILE [-registry FILE] [-json OUT] [-patch OUT] [-apply] [DIR...]")
+		fmt.Fprintln(stderr, "usage: onesource drain -manifest FILE [-registry FILE] [-trust KEYS] [-json OUT] [-patch OUT] [-apply] [DIR...]")
+		fmt.Fprintln(stderr, "       onesource drain -recover -manifest FILE")
 		fmt.Fprintln(stderr, "  DIR...: trees whose hand-written lines (the ledger) are shown before and after")
 		fs.PrintDefaults()
 	}
@@ -41,23 +45,52 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "onesource drain:", err)
 		return 1
 	}
+	// An interrupted -apply is finished or rolled back before anything else reads the tree (as
+	// incumbent.Load would do silently), and said.
+	msg, err := drain.Recover(filepath.Dir(*manPath))
+	if err != nil {
+		return fail(err)
+	}
+	if msg != "" {
+		fmt.Fprintln(stdout, msg)
+	}
+	if *recoverOnly {
+		if msg == "" {
+			fmt.Fprintf(stdout, "no interrupted drain in %s\n", filepath.Dir(*manPath))
+		}
+		return 0
+	}
 	m, err := incumbent.Load(*manPath)
 	if err != nil {
 		return fail(err)
 	}
-	reg, err := registry.Load(*regPath)
+	trust, err := trustFile(*trustPath)
 	if err != nil {
 		return fail(err)
 	}
+	reg, err := registry.LoadTrusted(*regPath, trust)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintln(stdout, "signatures:", trustSummary(reg, trust))
 	p, err := drain.Make(m, reg)
 	if err != nil {
 		return fail(err)
+	}
+	inputs := append(append(m.Inputs(), *regPath), ledgerInputs(fs.Args())...)
+	for _, out := range []string{*jsonOut, *patchOut} {
+		if out == "" {
+			continue
+		}
+		if err := atomicfile.CheckOutput(out, inputs...); err != nil {
+			return fail(err)
+		}
 	}
 	p.Write(stdout)
 	if *jsonOut != "" {
 		b, err := json.MarshalIndent(p, "", "  ")
 		if err == nil {
-			err = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
+			err = atomicfile.WriteOutput(*jsonOut, append(b, '\n'), inputs...)
 		}
 		if err != nil {
 			return fail(err)
@@ -66,7 +99,7 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	if *patchOut != "" {
 		b, err := p.Patch()
 		if err == nil {
-			err = os.WriteFile(*patchOut, b, 0o644)
+			err = atomicfile.WriteOutput(*patchOut, b, append(inputs, *jsonOut)...)
 		}
 		if err != nil {
 			return fail(err)
@@ -101,6 +134,26 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "drained: %d files deleted, %d manifest entries removed\n", len(p.Deletable()), removed(p))
 	ledgerLine("after")
 	return 0
+}
+
+// ledgerInputs lists the files the ledger counts in dirs (the kernel sources a command reads):
+// an output may not be one of them. A tree that cannot be counted adds nothing (the command's
+// own count reports it).
+func ledgerInputs(dirs []string) []string {
+	if len(dirs) == 0 {
+		return nil
+	}
+	r, err := ledger.Count(dirs...)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range r.Trees {
+		for _, f := range t.Files {
+			out = append(out, filepath.FromSlash(f.Path))
+		}
+	}
+	return out
 }
 
 func removed(p *drain.Plan) int {

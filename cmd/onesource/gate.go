@@ -8,6 +8,7 @@ import (
 
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/registry"
 	"github.com/onesource-go/onesource/tuning"
 )
@@ -32,10 +33,13 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	pairs := fs.Int("pairs", 9, "A/B pairs per cell")
 	n := fs.Int("n", 10, "dispatches per measurement")
 	dryRun := fs.Bool("dry-run", false, "do not write the registry")
+	seed := fs.Int64("seed", 0, "base seed of the seeded checks (the A/B's second inputs, the extra shapes); 0: from the clock; the evidence records it, so -seed replays a failure")
+	timeout := fs.Duration("timeout", conformance.DefaultGateTimeout, "the most one cell's runs on the device may take (a runaway incumbent stops there)")
 	tuningPath := fs.String("tuning", "", "tuning cache file: each cell runs at the schedule tuned for this device (see onesource tune), else its default")
+	signKey := fs.String("sign", "", "ed25519 private key (PEM PKCS#8, see onesource key) to sign every history entry this run writes")
 	shapeText := fs.String("shape", "", "benchmark shape of every gated cell: NAME=VALUE,... of its op's shape variables (rows=64,n=4096) or the positional ROWSxN (TOKENSxHEADSxHEAD_DIM for rope ops); default: each op's realistic default")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-dry-run]")
+		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-timeout 5m] [-seed N] [-dry-run]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -66,9 +70,13 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	}
 	var cache *tuning.Cache
 	if *tuningPath != "" {
-		if cache, err = tuning.Load(*tuningPath); err != nil {
+		var tw []string
+		if cache, tw, err = kernels.LoadTuning(*tuningPath); err != nil {
 			fmt.Fprintf(stderr, "onesource gate: %v\n", err)
 			return 1
+		}
+		for _, w := range tw {
+			fmt.Fprintln(stderr, w)
 		}
 	}
 	reg, err := registry.Open(*regPath)
@@ -76,12 +84,27 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onesource gate: %v\n", err)
 		return 1
 	}
+	if *signKey != "" {
+		key, err := registry.LoadKey(*signKey)
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource gate: -sign: %v\n", err)
+			return 1
+		}
+		reg.SetSigner(key)
+	}
 	v := &conformance.Vulkan{}
 	if err := v.Open(); err != nil {
 		fmt.Fprintf(stderr, "onesource gate: Vulkan unavailable: %v\n", err)
 		return 1
 	}
-	defer v.Close()
+	timedOut := false
+	defer func() {
+		// Closing waits for the device to be idle: after a runaway dispatch, that would be the
+		// hang the timeout stopped. The process exits instead, and the system reclaims it.
+		if !timedOut {
+			v.Close()
+		}
+	}()
 	if w := conformance.BusyWarning(); w != "" {
 		fmt.Fprintln(stderr, w)
 	}
@@ -91,7 +114,10 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 		Threshold: *threshold,
 		All:       *all,
 		Tuning:    cache,
+		Timeout:   *timeout,
+		Seed:      *seed,
 		Progress: func(r conformance.GateRow) {
+			timedOut = timedOut || r.TimedOut
 			fmt.Fprintf(stderr, "%s: %s -> %s\n", r.Key, r.Verdict, r.State)
 		},
 	}

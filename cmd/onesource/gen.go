@@ -27,7 +27,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write every kernel's files into `DIR` (no Go file); default: package mode")
 	backends := fs.String("backends", "vulkan", "comma-separated backends ("+strings.Join(generate.BackendNames(), ", ")+") or all")
-	check := fs.Bool("check", false, "write nothing: exit 1 listing the generated files that differ from what generation would write now (for CI)")
+	check := fs.Bool("check", false, "write nothing: exit 1 listing the generated files that differ from what generation would write now (for CI); without -backends, for the backends each generated file records")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: onesource gen [-backends vulkan,...|all] [-o DIR] [-check] [PACKAGE...]")
 		fmt.Fprintln(stderr, "")
@@ -75,7 +75,14 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onesource gen: no package among %s declares func Kernels() []*dsl.Kernel or an exported func() *dsl.Kernel\n", strings.Join(patterns, " "))
 		return 1
 	}
-	dargs := []string{"-backends", *backends}
+	// -backends goes to the driver only when given: -check without it compares each package
+	// with the backends its generated file records.
+	var dargs []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "backends" {
+			dargs = append(dargs, "-backends", *backends)
+		}
+	})
 	if *check {
 		dargs = append(dargs, "-check")
 	}

@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/onesource-go/onesource/gguf"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/oracle"
 )
 
@@ -131,7 +130,12 @@ func ggufList(path string, stdout io.Writer) error {
 	return nil
 }
 
-func ggufDump(path, name, out string, stdout io.Writer) (err error) {
+func ggufDump(path, name, out string, stdout io.Writer) error {
+	// The output may not be the input (the same file, also through a link): writing it would
+	// truncate the memory-mapped file being read. Checked before the file is even opened.
+	if err := atomicfile.CheckOutput(out, path); err != nil {
+		return err
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return err
@@ -141,40 +145,36 @@ func ggufDump(path, name, out string, stdout io.Writer) (err error) {
 	if !ok {
 		return fmt.Errorf("%s: no tensor %q (%d tensors; see onesource gguf ls)", path, name, len(f.Tensors))
 	}
+	if len(t.Dims) > 0 && t.Dims[0] > math.MaxInt32 {
+		return fmt.Errorf("tensor %q: rows of %d values are too long", name, t.Dims[0])
+	}
+	// The output rule (package atomicfile): a temporary file renamed into place, so a failure
+	// leaves any existing output as it was; a FIFO or a device is written in place.
+	o, err := atomicfile.CreateOutput(out, path)
+	if err != nil {
+		return err
+	}
+	if err := writeDequantized(o, t, name); err != nil {
+		o.Abort()
+		return err
+	}
+	if err := o.Commit(); err != nil {
+		return err
+	}
+	// Said only once the output is in place.
+	fmt.Fprintf(stdout, "%s: %s %s, %d values -> %s (%d bytes, little-endian f32)\n", name, t.Type, ggufShape(t.Dims), t.NumElements(), out, 4*t.NumElements())
+	return nil
+}
+
+// writeDequantized writes tensor t dequantized by the oracle to o as little-endian f32, row by
+// row.
+func writeDequantized(o io.Writer, t *gguf.Tensor, name string) error {
 	data := t.Data()
 	rowBytes := t.RowSize()
 	rowLen := uint64(1)
 	if len(t.Dims) > 0 {
 		rowLen = t.Dims[0]
 	}
-	if rowLen > math.MaxInt32 {
-		return fmt.Errorf("tensor %q: rows of %d values are too long", name, rowLen)
-	}
-	// The output must not be the input (the same file, also through a link): writing it would
-	// truncate the memory-mapped file being read.
-	if in, err := os.Stat(path); err == nil {
-		if o, err := os.Stat(out); err == nil && os.SameFile(in, o) {
-			return fmt.Errorf("the output %s is the input file %s: refusing to overwrite it", out, path)
-		}
-	}
-	// Write a temporary file next to the output and rename it into place: a failure leaves any
-	// existing output as it was.
-	o, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := o.Name()
-	defer func() {
-		if cerr := o.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp, out)
-		}
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
 	w := bufio.NewWriterSize(o, 1<<20)
 	row := make([]float32, rowLen)
 	buf := make([]byte, 4*rowLen)
@@ -191,9 +191,5 @@ func ggufDump(path, name, out string, stdout io.Writer) (err error) {
 			}
 		}
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s: %s %s, %d values -> %s (%d bytes, little-endian f32)\n", name, t.Type, ggufShape(t.Dims), t.NumElements(), out, 4*t.NumElements())
-	return nil
+	return w.Flush()
 }

@@ -3,13 +3,14 @@
 //
 //	onesource gen [-backends vulkan,cuda,hip,metal,cpu|all] -o DIR PACKAGE... write every kernel
 //	onesource conform [-op ..] [-type ..] [-backend ..] [-json FILE]         the conformance matrix
-//	onesource gate [-manifest FILE] [-registry FILE] [filters]               verify, then flip cells
+//	onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [filters]   verify, then flip cells
+//	onesource key -o KEY.pem                                                 an ed25519 key for gate -sign
 //	onesource tune [-op ..] [-type ..] [-shape S] [-tuning FILE]             search schedules for speed
 //	onesource bench [-op ..] [-type ..] [-shape S] [-json FILE]              GB/s and % of the roofline
 //	onesource profile [-steps N] [-registry FILE] MODEL.gguf                 where a decode step's time goes
-//	onesource cells [-registry FILE] [-html OUT]                             the registry as a report
+//	onesource cells [-registry FILE] [-html OUT] [-verify [-trust KEYS]]     the registry as a report
 //	onesource merge -o OUT.json IN.json...                                   registries of many machines in one
-//	onesource drain -manifest FILE [-registry FILE] [-apply]                 delete what the flips let go
+//	onesource drain -manifest FILE [-registry FILE] [-apply|-recover]       delete what the flips let go
 //	onesource report [-registry FILE] [-manifest FILE] [-html OUT]           ledger, flips, declines, burn-down
 //	onesource ledger [-v] [-json] DIR...                                     hand-written kernel lines
 //	onesource doctor                                                         CPU, devices, toolchains

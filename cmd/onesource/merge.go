@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/registry"
 )
 
@@ -12,11 +14,12 @@ func init() {
 	register("merge", "combine registry files written on several machines into one (conflicts reported by cell and device)", runMerge)
 }
 
-// runMerge folds every input registry into the output one (created when absent): evidence is
-// kept per (device, driver, toolchain), so files from many CI runners combine; two measurements
-// from the same machine are a conflict, reported by cell and device (the newer kept in the cell,
-// the other in the history). It exits 3 when there were conflicts (the merged file is written),
-// 1 when an input cannot be merged (nothing is written).
+// runMerge folds every input registry into the output one (created when absent; an output that is
+// not a regular file, a FIFO or /dev/stdout, is never read: the inputs' merge is written to it):
+// evidence is kept per (device, driver, toolchain), so files from many CI runners combine; two
+// measurements from the same machine are a conflict, reported by cell and device (the newer kept in
+// the cell, the other in the history). It exits 3 when there were conflicts (the merged file is
+// written), 1 when an input cannot be merged (nothing is written).
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -36,9 +39,21 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "onesource merge:", err)
 		return 1
 	}
-	dst, err := registry.Open(*out)
-	if err != nil {
-		return fail(err)
+	// An output that is not a regular file (a FIFO, /dev/stdout) is never read, so never merged
+	// into: the merge of the inputs is written to it (the output rule, package atomicfile).
+	special := false
+	if st, err := os.Stat(*out); err == nil && !st.Mode().IsRegular() {
+		if st.IsDir() {
+			return fail(fmt.Errorf("-o %s is a directory: name a registry file", *out))
+		}
+		special = true
+	}
+	dst := registry.New()
+	if !special {
+		var err error
+		if dst, err = registry.Open(*out); err != nil {
+			return fail(err)
+		}
 	}
 	var all []registry.Conflict
 	for _, in := range fs.Args() {
@@ -61,7 +76,15 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		}
 		all = append(all, cs...)
 	}
-	if err := dst.Save(*out); err != nil {
+	if special {
+		b, err := dst.Marshal()
+		if err == nil {
+			err = atomicfile.WriteOutput(*out, b, fs.Args()...)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	} else if err := dst.Save(*out); err != nil {
 		return fail(err)
 	}
 	states := map[registry.State]int{}

@@ -9,9 +9,9 @@ import (
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/gguf"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/llama"
 	"github.com/onesource-go/onesource/registry"
-	"github.com/onesource-go/onesource/tuning"
 )
 
 func init() {
@@ -54,8 +54,12 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *tunePath != "" {
-		if opts.Tuning, err = tuning.Load(*tunePath); err != nil {
+		var tw []string
+		if opts.Tuning, tw, err = kernels.LoadTuning(*tunePath); err != nil {
 			return fail(err)
+		}
+		for _, w := range tw {
+			fmt.Fprintln(stderr, w)
 		}
 	}
 	if *ctx <= 0 {

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/onesource-go/onesource/drain"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
 	"github.com/onesource-go/onesource/ledger"
 	"github.com/onesource-go/onesource/registry"
 )
@@ -52,6 +52,7 @@ type burnPoint struct {
 type reportData struct {
 	Registry, Manifest string
 	Threshold          float64
+	Trust              string // what the signatures and the trust file say
 	Trees              []treeRow
 	Excluded           []ledger.Exclusion
 	Flips, Declines    []verdictRow
@@ -79,6 +80,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	regPath := fs.String("registry", cellsDefaultRegistry, "registry file")
 	manPath := fs.String("manifest", "", "incumbents manifest (its files make the burn-down and the ledger after the drain)")
 	htmlOut := fs.String("html", "", "write the report as an offline HTML page")
+	trustPath := fs.String("trust", "", "trust file of public keys (default $"+registry.TrustEnv+"): every flip must rest on evidence one of them signed")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: onesource report [-registry FILE] [-manifest FILE] [-html OUT] [DIR...]")
 		fmt.Fprintln(stderr, "  DIR...: the hand-written kernel trees of the ledger (default: the manifest's directory)")
@@ -91,11 +93,15 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "onesource report:", err)
 		return 1
 	}
-	reg, err := registry.Load(*regPath)
+	trust, err := trustFile(*trustPath)
 	if err != nil {
 		return fail(err)
 	}
-	d := &reportData{Registry: *regPath, Manifest: *manPath, Threshold: reg.Threshold()}
+	reg, err := registry.LoadTrusted(*regPath, trust)
+	if err != nil {
+		return fail(err)
+	}
+	d := &reportData{Registry: *regPath, Manifest: *manPath, Threshold: reg.Threshold(), Trust: trustSummary(reg, trust)}
 	var m *incumbent.Manifest
 	if *manPath != "" {
 		if m, err = incumbent.Load(*manPath); err != nil {
@@ -108,6 +114,15 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	dirs := fs.Args()
 	if len(dirs) == 0 && m != nil {
 		dirs = []string{m.Dir}
+	}
+	inputs := append([]string{*regPath}, ledgerInputs(dirs)...)
+	if m != nil {
+		inputs = append(inputs, m.Inputs()...)
+	}
+	if *htmlOut != "" {
+		if err := atomicfile.CheckOutput(*htmlOut, inputs...); err != nil {
+			return fail(err)
+		}
 	}
 	if len(dirs) > 0 {
 		if err := d.ledger(dirs); err != nil {
@@ -128,7 +143,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		if err := reportTmpl.Execute(&b, d); err != nil {
 			return fail(err)
 		}
-		if err := os.WriteFile(*htmlOut, b.Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteOutput(*htmlOut, b.Bytes(), inputs...); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintln(stdout, "wrote", *htmlOut)
@@ -242,6 +257,7 @@ func (d *reportData) burn(pts []drain.Point) {
 
 // text prints the report's tables.
 func (d *reportData) text(w io.Writer) {
+	fmt.Fprintf(w, "signatures: %s\n\n", d.Trust)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(d.Trees) > 0 {
 		fmt.Fprintln(tw, "LEDGER TREE\tCUDA\tHIP\tMETAL\tGLSL\tWGSL\tTOTAL\tAFTER THE DRAIN")
@@ -301,6 +317,7 @@ svg text { font-size: 11px; font-family: sans-serif; }
 <body>
 <h1>The drain report</h1>
 <p>Registry <code>{{.Registry}}</code> (flip threshold {{.Threshold}}){{if .Manifest}}, incumbents <code>{{.Manifest}}</code>{{end}}.</p>
+<p>Signatures: {{.Trust}}.</p>
 <h2>The ledger: hand-written kernel lines</h2>
 {{if .Trees}}<table>
 <thead><tr><th>tree</th><th>CUDA</th><th>HIP</th><th>Metal</th><th>GLSL</th><th>WGSL</th><th>total now</th><th>after the drain</th></tr></thead>

@@ -61,6 +61,9 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onesource tune: %v\n", err)
 		return 1
 	}
+	for _, w := range kernels.TuningWarnings(cache) {
+		fmt.Fprintln(stderr, w)
+	}
 	v := &conformance.Vulkan{}
 	if err := v.Open(); err != nil {
 		fmt.Fprintf(stderr, "onesource tune: Vulkan unavailable: %v\n", err)

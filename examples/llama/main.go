@@ -1,7 +1,7 @@
 // Command llama decodes with a llama-architecture model read from a GGUF file (as llama.cpp
 // writes them), every op served through the onesource engine by the kernel the registry chose:
 //
-//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE] [-backend cpu|vulkan]
+//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE] [-trust KEYS] [-backend cpu|vulkan]
 //
 // It feeds the prompt token ids, decodes N tokens greedily, prints the generated ids, and writes
 // the last step's logits as little-endian f32. With -backend cpu every op runs on the Go CPU
@@ -29,9 +29,10 @@ import (
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/gguf"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/internal/atomicfile"
+	"github.com/onesource-go/onesource/kernels"
 	"github.com/onesource-go/onesource/llama"
 	"github.com/onesource-go/onesource/registry"
-	"github.com/onesource-go/onesource/tuning"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -44,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	steps := fs.Int("steps", 8, "tokens to generate")
 	logitsOut := fs.String("logits", "", "write the last step's logits here (little-endian f32)")
 	regPath := fs.String("registry", "", "registry file deciding who serves each cell (default: the twins)")
+	trustPath := fs.String("trust", "", "trust file of public keys (default $"+registry.TrustEnv+"): the registry's flips must rest on evidence one of them signed")
 	manPath := fs.String("manifest", "", "incumbents manifest for the cells the registry sends to hand-written kernels")
 	tunePath := fs.String("tuning", "", "tuning cache (see onesource tune)")
 	ctx := fs.Int("ctx", 0, "KV cache positions (default: the model's context length, at most 2048)")
@@ -63,16 +65,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err := llama.SmallSynthetic.Write(&b); err != nil {
 			return fail(err)
 		}
-		if err := os.WriteFile(*synth, b.Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteOutput(*synth, b.Bytes()); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", *synth, b.Len())
 		return 0
 	}
 	if *model == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan|cuda|hip] [-emulated]")
+		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-trust KEYS] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan|cuda|hip] [-emulated]")
 		fmt.Fprintln(stderr, "       llama -write-synthetic OUT.gguf")
 		return 2
+	}
+	// The logits may not overwrite any input (the model above all: it is memory-mapped), by
+	// name, link or inode; checked before the model is even opened.
+	var manInputs []string
+	inputs := func() []string {
+		return append([]string{*model, *regPath, *manPath, *tunePath, *trustPath}, manInputs...)
+	}
+	if *logitsOut != "" {
+		if err := atomicfile.CheckOutput(*logitsOut, inputs()...); err != nil {
+			return fail(fmt.Errorf("-logits: %w", err))
+		}
 	}
 	prompt, err := parseTokens(*tokens)
 	if err != nil {
@@ -87,8 +100,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("-backend %q: want vulkan, cpu, cuda or hip", *backend))
 	}
 	opts := engine.Options{Backend: *backend, Emulated: *emulated}
+	if *trustPath != "" {
+		if opts.Trust, err = registry.LoadTrust(*trustPath); err != nil {
+			return fail(err)
+		}
+	} else if opts.Trust, err = registry.TrustFromEnv(); err != nil {
+		return fail(err)
+	}
 	if *regPath != "" {
-		if opts.Registry, err = registry.Load(*regPath); err != nil {
+		if opts.Registry, err = registry.LoadTrusted(*regPath, opts.Trust); err != nil {
 			return fail(err)
 		}
 	}
@@ -96,10 +116,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if opts.Manifest, err = incumbent.Load(*manPath); err != nil {
 			return fail(err)
 		}
+		manInputs = opts.Manifest.Inputs()
+		if *logitsOut != "" {
+			if err := atomicfile.CheckOutput(*logitsOut, inputs()...); err != nil {
+				return fail(fmt.Errorf("-logits: %w", err))
+			}
+		}
 	}
 	if *tunePath != "" {
-		if opts.Tuning, err = tuning.Load(*tunePath); err != nil {
+		var tw []string
+		if opts.Tuning, tw, err = kernels.LoadTuning(*tunePath); err != nil {
 			return fail(err)
+		}
+		for _, w := range tw {
+			fmt.Fprintln(stderr, w)
 		}
 	}
 	f, err := gguf.Open(*model)
@@ -120,7 +150,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer m.Release()
-	if len(prompt)+*steps > m.Ctx {
+	// Compared without adding: -steps near the largest int would overflow the sum and pass.
+	if *steps > m.Ctx-len(prompt) {
 		return fail(fmt.Errorf("%d prompt tokens and %d steps do not fit the KV cache's %d positions (-ctx)", len(prompt), *steps, m.Ctx))
 	}
 	c := m.Config
@@ -139,7 +170,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "generated: %s\n", strings.Join(ids, ","))
 	if *logitsOut != "" {
-		if err := os.WriteFile(*logitsOut, engine.F32Bytes(logits), 0o644); err != nil {
+		if err := atomicfile.WriteOutput(*logitsOut, engine.F32Bytes(logits), inputs()...); err != nil {
 			return fail(err)
 		}
 	}

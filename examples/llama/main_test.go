@@ -2,16 +2,19 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/gguf"
 	"github.com/onesource-go/onesource/llama"
+	"github.com/onesource-go/onesource/registry"
 )
 
 // TestRunSynthetic runs the command on the synthetic model and checks its tokens and logits file
@@ -94,5 +97,74 @@ func testRunSynthetic(t *testing.T, extra []string) {
 		if rc := run(bad, &out, &errb); rc == 0 {
 			t.Errorf("%v: exit 0", bad)
 		}
+	}
+}
+
+// TestOutputsAndLimits runs on the cpu backend with no Vulkan library: -logits onto the model
+// (by name, through a symbolic link, as a hard link) is refused before the model is read and the
+// model keeps its bytes (it used to become 2048 bytes of logits); -steps near the largest int is
+// refused at once by the fit check (the sum overflowed, passed, and the run failed seconds later
+// at position 256).
+func TestOutputsAndLimits(t *testing.T) {
+	t.Setenv(vulkan.LibraryEnv, filepath.Join(t.TempDir(), "no-libvulkan.so.1"))
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.gguf")
+	var out, errb bytes.Buffer
+	if rc := run([]string{"-write-synthetic", model}, &out, &errb); rc != 0 {
+		t.Fatalf("write-synthetic: %d\n%s", rc, errb.String())
+	}
+	orig, _ := os.ReadFile(model)
+	link, hard := filepath.Join(dir, "link.gguf"), filepath.Join(dir, "hard.gguf")
+	if err := os.Symlink(model, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(model, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ model, logits string }{{model, model}, {model, link}, {link, model}, {model, hard}} {
+		errb.Reset()
+		rc := run([]string{"-backend", "cpu", "-model", tc.model, "-tokens", "1", "-steps", "1", "-ctx", "8", "-logits", tc.logits}, &out, &errb)
+		if rc != 1 || !strings.Contains(errb.String(), "refusing to overwrite it") {
+			t.Errorf("-model %s -logits %s: exit %d, %q", filepath.Base(tc.model), filepath.Base(tc.logits), rc, errb.String())
+		}
+		if b, _ := os.ReadFile(model); !bytes.Equal(b, orig) {
+			t.Fatalf("-logits %s changed the model (%d bytes now)", filepath.Base(tc.logits), len(b))
+		}
+	}
+	errb.Reset()
+	start := time.Now()
+	rc := run([]string{"-backend", "cpu", "-model", model, "-tokens", "1", "-steps", "9223372036854775807", "-ctx", "8"}, &out, &errb)
+	if rc != 1 || !strings.Contains(errb.String(), "do not fit the KV cache") {
+		t.Errorf("-steps 9223372036854775807: exit %d after %v, %q; want the fit check's refusal", rc, time.Since(start), errb.String())
+	}
+}
+
+// TestTrustFlag: with -trust, a registry whose flip no trusted key signed is refused before the
+// model is read.
+func TestTrustFlag(t *testing.T) {
+	t.Setenv(vulkan.LibraryEnv, filepath.Join(t.TempDir(), "no-libvulkan.so.1"))
+	t.Setenv(registry.TrustEnv, "")
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "cells.json")
+	r, _ := registry.Open(reg)
+	k := registry.Key{Op: "rms_norm", Type: "f32", Backend: "cpu"}
+	if err := r.Register(k, "h", "test"); err != nil {
+		t.Fatal(err)
+	}
+	ev := registry.Evidence{Device: "d", Driver: "v", Toolchain: "t", BitExact: true, TwinGBps: 2, IncumbentGBps: 1,
+		Ratio: registry.SpreadOf([]float64{2}), TwinHash: "x", IncumbentHash: "h", Date: time.Unix(1e9, 0).UTC()}
+	if err := r.Apply(registry.GateResult{Key: k, Evidence: ev, Verdict: registry.Flip}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Save(""); err != nil {
+		t.Fatal(err)
+	}
+	pub, _, _ := ed25519.GenerateKey(nil)
+	trust := filepath.Join(dir, "trust.keys")
+	os.WriteFile(trust, []byte(registry.TrustLine(pub, "ci")+"\n"), 0o644)
+	var out, errb bytes.Buffer
+	rc := run([]string{"-backend", "cpu", "-model", filepath.Join(dir, "none.gguf"), "-registry", reg, "-trust", trust}, &out, &errb)
+	if rc != 1 || !strings.Contains(errb.String(), "rests on evidence no key of") {
+		t.Errorf("-trust with an unsigned flip: exit %d, %q", rc, errb.String())
 	}
 }

@@ -1,17 +1,24 @@
-// Package atomicfile saves the project's JSON state files (the registry, the tuning cache) the
-// same way: atomically, and never over a change someone else made.
+// Package atomicfile writes every file the project writes, by two contracts: the JSON state files
+// (the registry, the tuning cache) are saved atomically and never over a change someone else
+// made (Binding.Save); every other output of a command (a report, a plan, logits, a dump) follows
+// the output rule (CreateOutput, WriteOutput; see output.go): an output is never one of the
+// command's inputs, a regular file is replaced through a temporary file and a rename, and a
+// special file (a FIFO, /dev/null) is written in place, never renamed over and never read. Both
+// write the temporary file and rename it by the same code.
 //
-// The contract: a Binding remembers which file a value was read from and a hash of the bytes it
-// read. Save writes a temporary file in the same directory, fsyncs it, renames it over the path
-// and fsyncs the directory, so a reader sees the old file or the new one, never a part. It
-// refuses (an error wrapping the caller's ErrChanged) to overwrite a file whose content changed,
-// or that was removed or created, since it was read or last saved, and refuses to overwrite an
-// existing file the binding was not read from. The check runs before and again after the
-// temporary file is written. On Unix systems the whole read-check-write runs under an exclusive
-// advisory lock (flock) on the file's directory, so two processes saving the same file at once
-// are serialized: the second sees the first's change and is refused, instead of both succeeding
-// and one losing its change. Where the file system has no flock (some network file systems) and
-// on other systems, the checks alone leave a short window in which that can still happen.
+// The state-file contract: a Binding remembers which file a value was read from and a hash of the
+// bytes it read. Save writes a temporary file in the same directory, fsyncs it, renames it over the
+// path and fsyncs the directory, so a reader sees the old file or the new one, never a part; the
+// file keeps its permission bits, and a symbolic link is followed (its target is replaced). Read
+// and Save refuse a path that is not a regular file without opening it. Save refuses (an error
+// wrapping the caller's ErrChanged) to overwrite a file whose content changed, or that was removed
+// or created, since it was read or last saved, and refuses to overwrite an existing file the
+// binding was not read from. The check runs before and again after the temporary file is written.
+// On Unix systems the whole read-check-write runs under an exclusive advisory lock (flock) on the
+// file's directory, so two processes saving the same file at once are serialized: the second sees
+// the first's change and is refused, instead of both succeeding and one losing its change. Where
+// the file system has no flock (some network file systems) and on other systems, the checks alone
+// leave a short window in which that can still happen.
 package atomicfile
 
 import (
@@ -36,8 +43,12 @@ func Hash(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Read reads path and binds to it.
+// Read reads path and binds to it. A path that is not a regular file (a FIFO, a device) is
+// refused without opening it: reading a FIFO would block, and Save would not write it.
 func Read(path string) ([]byte, Binding, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, Binding{}, fmt.Errorf("%s is not a regular file (%v)", path, st.Mode().Type())
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, Binding{}, err
@@ -76,6 +87,10 @@ func (b *Binding) Save(path string, data []byte, what string, changed error) err
 	defer unlock()
 	same := b.Path != "" && sameFile(b.Path, path)
 	check := func() error {
+		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+			// Never read (a FIFO would block) nor renamed over (a device would be replaced).
+			return fmt.Errorf("%s: save: %s is not a regular file (%v): a %s is saved only to a regular file", what, path, st.Mode().Type(), what)
+		}
 		cur, err := os.ReadFile(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -97,37 +112,35 @@ func (b *Binding) Save(path string, data []byte, what string, changed error) err
 	if err := check(); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	// The temporary file and the rename follow a link to the file it names (the link stays), and
+	// the file keeps its permission bits.
+	target, perm, existed := path, fs.FileMode(0o644), false
+	if st, err := os.Stat(path); err == nil {
+		perm, existed = st.Mode().Perm(), true
+		if t, err := filepath.EvalSymlinks(path); err == nil {
+			target = t
+		}
+	}
+	tmp, err := createTemp(target, perm)
 	if err != nil {
 		return fmt.Errorf("%s: save: %v", what, err)
 	}
-	tmpName := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(tmpName)
-		return fmt.Errorf("%s: save %s: %v", what, path, err)
+	if existed {
+		if err := tmp.Chmod(perm); err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return fmt.Errorf("%s: save: %v", what, err)
+		}
 	}
 	if err := WriteHook(tmp, data); err != nil {
-		return fail(err)
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s: save %s: %v", what, path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	// Check again: someone may have written the file while the temporary one was written.
-	if err := check(); err != nil {
-		os.Remove(tmpName)
+	// Check again before the rename: someone may have written the file while the temporary one
+	// was written.
+	if err := commitTemp(tmp, target, check); err != nil {
 		return err
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		os.Remove(tmpName)
-		return fmt.Errorf("%s: save: %v", what, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	b.Path, b.Hash = path, Hash(data)
 	return nil

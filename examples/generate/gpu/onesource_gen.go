@@ -10,6 +10,8 @@ import (
 	"github.com/onesource-go/onesource/prebuilt"
 )
 
+//onesource:gen -backends cpu,cuda,hip,metal,vulkan,webgpu
+
 // onesourceFiles holds the generated kernel files.
 //
 //go:embed onesource/axpy.cpu.json
