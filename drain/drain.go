@@ -62,13 +62,14 @@ type Entry struct {
 
 // Plan is what Make worked out.
 type Plan struct {
-	Manifest     string  `json:"manifest"` // its path
+	Manifest     string  `json:"manifest"` // its path, as it was loaded (relative paths stay relative)
 	Files        []File  `json:"files"`
 	Entries      []Entry `json:"entries"`
 	LinesBefore  int     `json:"lines_before"` // hand-written lines the manifest uses
 	LinesRemoved int     `json:"lines_removed"`
 
-	dir         string
+	dir         string // the manifest's directory, absolute (incumbent.Load makes it so)
+	manifest    string // the manifest's path, absolute
 	oldManifest []byte
 	newManifest []byte
 	reg         *registry.Registry
@@ -82,6 +83,16 @@ func (p *Plan) Deletable() []string {
 		if f.Delete {
 			out = append(out, f.Path)
 		}
+	}
+	return out
+}
+
+// DeletablePaths returns the files the plan deletes as paths on this machine (Deletable's joined
+// to the manifest's directory, which incumbent.Load makes absolute).
+func (p *Plan) DeletablePaths() []string {
+	var out []string
+	for _, rel := range p.Deletable() {
+		out = append(out, filepath.Join(p.dir, filepath.FromSlash(rel)))
 	}
 	return out
 }
@@ -219,7 +230,13 @@ func Make(m *incumbent.Manifest, reg *registry.Registry) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Manifest: m.Path, dir: m.Dir, oldManifest: old, reg: reg, old: m}
+	// The manifest's own path may be relative (to the working directory) while its directory is
+	// absolute: every path the plan works with is made absolute once, here.
+	abs, err := filepath.Abs(m.Path)
+	if err != nil {
+		return nil, fmt.Errorf("drain: %v", err)
+	}
+	p := &Plan{Manifest: m.Path, dir: m.Dir, manifest: abs, oldManifest: old, reg: reg, old: m}
 	stateOf := func(k registry.Key) registry.State {
 		if c, ok := reg.Cell(k); ok {
 			return c.State
@@ -431,14 +448,11 @@ func (p *Plan) Apply() error {
 	if _, err := p.check(); err != nil {
 		return err
 	}
-	var remove []string
-	for _, rel := range p.Deletable() {
-		remove = append(remove, filepath.Join(p.dir, filepath.FromSlash(rel)))
-	}
+	remove := p.DeletablePaths()
 	if len(remove) == 0 && bytes.Equal(p.oldManifest, p.newManifest) {
 		return nil
 	}
-	t := atomicfile.Transaction{Dir: p.dir, Replace: p.Manifest, Old: p.oldManifest, Data: p.newManifest, Remove: remove, What: "drain"}
+	t := atomicfile.Transaction{Dir: p.dir, Replace: p.manifest, Old: p.oldManifest, Data: p.newManifest, Remove: remove, What: "drain"}
 	if err := t.Run(); err != nil {
 		if strings.Contains(err.Error(), "changed since it was read") {
 			return fmt.Errorf("drain: %s changed since the plan was made: plan again", p.Manifest)

@@ -431,3 +431,41 @@ func TestApplyKeepsManifestMode(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativePaths: a manifest loaded by a relative path (as `onesource drain -manifest
+// incumbents/manifest.json` loads it) plans, patches and applies as one loaded by an absolute
+// path: Patch failed with "Rel: can't make incumbents/manifest.json relative to /...".
+func TestRelativePaths(t *testing.T) {
+	abs := fixture(t)
+	t.Chdir(filepath.Dir(filepath.Dir(abs)))
+	rel := filepath.Join(filepath.Base(filepath.Dir(abs)), filepath.Base(abs))
+	m, err := incumbent.Load(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Make(m, gate(t, m, "d", "v", ratios))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Manifest != rel {
+		t.Errorf("Plan.Manifest = %q, want the path it was loaded by, %q", p.Manifest, rel)
+	}
+	patch, err := p.Patch()
+	if err != nil {
+		t.Fatalf("Patch with a relative manifest path: %v", err)
+	}
+	if !bytes.Contains(patch, []byte("--- a/manifest.json\n")) || !bytes.Contains(patch, []byte("diff --git a/add.comp b/add.comp\n")) {
+		t.Errorf("patch names the files relative to the manifest's directory wrongly:\n%s", patch)
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatalf("Apply with a relative manifest path: %v", err)
+	}
+	for _, f := range []string{"add.comp", "matvec.comp", "mul.comp"} {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(abs), f)); err == nil {
+			t.Errorf("%s still there after Apply", f)
+		}
+	}
+	if _, err := incumbent.Load(rel); err != nil {
+		t.Errorf("the drained manifest does not load: %v", err)
+	}
+}

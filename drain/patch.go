@@ -14,9 +14,9 @@ import (
 // removed entries and the deleted files, as `git apply` and `patch -p1` read it.
 func (p *Plan) Patch() ([]byte, error) {
 	var b bytes.Buffer
-	man, err := filepath.Rel(p.dir, p.Manifest)
+	man, err := filepath.Rel(p.dir, p.manifest)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("drain: patch: %v", err)
 	}
 	man = filepath.ToSlash(man)
 	if !bytes.Equal(p.oldManifest, p.newManifest) {

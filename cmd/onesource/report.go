@@ -159,11 +159,8 @@ func (d *reportData) ledger(dirs []string) error {
 	}
 	gone := map[string]bool{}
 	if d.Plan != nil {
-		base := filepath.Dir(d.Plan.Manifest)
-		for _, f := range d.Plan.Deletable() {
-			if abs, err := filepath.Abs(filepath.Join(base, filepath.FromSlash(f))); err == nil {
-				gone[abs] = true
-			}
+		for _, f := range d.Plan.DeletablePaths() {
+			gone[f] = true
 		}
 	}
 	for _, t := range r.Trees {
