@@ -74,6 +74,7 @@ type Plan struct {
 	newManifest []byte
 	reg         *registry.Registry
 	old         *incumbent.Manifest
+	u           *usage
 }
 
 // Deletable returns the paths of the files the plan deletes.
@@ -236,7 +237,7 @@ func Make(m *incumbent.Manifest, reg *registry.Registry) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("drain: %v", err)
 	}
-	p := &Plan{Manifest: m.Path, dir: m.Dir, manifest: abs, oldManifest: old, reg: reg, old: m}
+	p := &Plan{Manifest: m.Path, dir: m.Dir, manifest: abs, oldManifest: old, reg: reg, old: m, u: u}
 	stateOf := func(k registry.Key) registry.State {
 		if c, ok := reg.Cell(k); ok {
 			return c.State
@@ -256,7 +257,7 @@ func Make(m *incumbent.Manifest, reg *registry.Registry) (*Plan, error) {
 		case state != registry.DSL:
 			ep.Why = fmt.Sprintf("the cell is %s: the incumbent still serves it", state)
 		case !twinExists(k):
-			ep.Why = "the cell is dsl but no DSL twin exists for it here"
+			ep.Why = NoTwin
 		default:
 			ep.Why = "the cell is dsl: its twin serves"
 		}
@@ -309,14 +310,27 @@ type Point struct {
 	Remaining int       `json:"remaining"`
 }
 
+// NoTwin is the reason a plan keeps the entry of a dsl cell whose twin this program does not
+// have (kernels.Lookup finds none: the package that registers it is not linked in).
+const NoTwin = "the cell is dsl, but this program has no DSL twin for it (no package it links registers the cell): the incumbent stays"
+
 // BurnDown replays reg's history over manifest m's files: the start (no cell flipped), then a
 // point after every change into or out of dsl, each with the lines that would remain after a
-// drain at that moment.
+// drain at that moment. The last point's lines are what a plan made now leaves (Plan.BurnDown).
 func BurnDown(m *incumbent.Manifest, reg *registry.Registry) ([]Point, error) {
 	u, err := usesOf(m)
 	if err != nil {
 		return nil, err
 	}
+	return burnDown(u, reg), nil
+}
+
+// BurnDown is the burn-down of the plan's manifest and registry (see the function BurnDown),
+// over the same files and line counts as the plan: its last point leaves LinesBefore -
+// LinesRemoved lines.
+func (p *Plan) BurnDown() []Point { return burnDown(p.u, p.reg) }
+
+func burnDown(u *usage, reg *registry.Registry) []Point {
 	total := 0
 	for _, f := range u.ordered {
 		total += u.lines[f]
@@ -338,7 +352,7 @@ func BurnDown(m *incumbent.Manifest, reg *registry.Registry) ([]Point, error) {
 	if len(pts) > 0 && len(reg.History()) > 0 {
 		pts[0].Time = reg.History()[0].Time
 	}
-	return pts, nil
+	return pts
 }
 
 // withoutEntries returns the manifest text with the entries marked in remove left out of its

@@ -53,24 +53,60 @@ type cellRow struct {
 	Key                            string
 	State                          string
 	Ratio, Twin, Incumbent, Device string
-	TwinGBps, IncGBps, RoofGBps    float64
-	HasEvidence                    bool
+	// TwinOK and HandOK are each side's correctness against the oracle (twinCorrectness,
+	// handCorrectness): a speed ratio means little beside an incumbent that computes something
+	// else.
+	TwinOK, HandOK              string
+	TwinGBps, IncGBps, RoofGBps float64
+	HasEvidence                 bool
+}
+
+// twinCorrectness is the twin's verdict in e: "bit-exact", or "not bit-exact (N ULP)".
+func twinCorrectness(e registry.Evidence) string {
+	if e.BitExact {
+		return "bit-exact"
+	}
+	return fmt.Sprintf("not bit-exact (%g ULP)", e.MaxULP)
+}
+
+// handCorrectness is the incumbent's output against the oracle at the benchmark shape in e: "-"
+// without an incumbent; "exact"; "err E, N ULP" within the gate's tolerance; "WRONG: ..." beyond
+// it or when the gate caught its timed runs (a bit-exact twin then flips on correctness).
+func handCorrectness(e registry.Evidence) string {
+	if !e.HasIncumbent() {
+		return "-"
+	}
+	var caught []string
+	for _, f := range e.Findings {
+		if rest, ok := strings.CutPrefix(f, "incumbent: "); ok {
+			caught = append(caught, rest)
+		}
+	}
+	measured := fmt.Sprintf("err %.3g, %g ULP", e.IncumbentErr, e.IncumbentMaxULP)
+	switch {
+	case e.IncumbentWrong && len(caught) > 0:
+		return "WRONG: " + strings.Join(caught, "; ")
+	case e.IncumbentWrong:
+		return "WRONG: " + measured
+	case e.IncumbentErr == 0 && e.IncumbentMaxULP == 0:
+		return "exact"
+	}
+	return measured
 }
 
 func cellRows(r *registry.Registry) []cellRow {
 	var rows []cellRow
 	for _, c := range r.Cells() {
 		if len(c.Evidence) == 0 {
-			rows = append(rows, cellRow{Key: c.Key.String(), State: string(c.State), Ratio: "-", Twin: "-", Incumbent: "-", Device: "-"})
+			rows = append(rows, cellRow{Key: c.Key.String(), State: string(c.State), Ratio: "-", Twin: "-", Incumbent: "-", Device: "-", TwinOK: "-", HandOK: "-"})
 			continue
 		}
 		for _, e := range c.Evidence {
 			row := cellRow{Key: c.Key.String(), State: string(c.State), Device: e.Device, HasEvidence: true,
 				TwinGBps: e.TwinGBps, IncGBps: e.IncumbentGBps, RoofGBps: e.RooflineGBps,
-				Ratio: "-", Twin: fmt.Sprintf("%.1f", e.TwinGBps), Incumbent: "-"}
-			if !e.BitExact {
-				row.Ratio = fmt.Sprintf("not bit-exact (%g ULP)", e.MaxULP)
-			} else if e.Ratio.Pairs > 0 {
+				Ratio: "-", Twin: fmt.Sprintf("%.1f", e.TwinGBps), Incumbent: "-",
+				TwinOK: twinCorrectness(e), HandOK: handCorrectness(e)}
+			if e.Ratio.Pairs > 0 {
 				row.Ratio = fmt.Sprintf("%.3f [%.3f-%.3f] n=%d", e.Ratio.Median, e.Ratio.Min, e.Ratio.Max, e.Ratio.Pairs)
 			}
 			if e.HasIncumbent() {
@@ -140,9 +176,9 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 	}
 	rows := cellRows(r)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tSTATE\tRATIO (median [min-max] pairs)\tGB/s TWIN\tGB/s HAND\tDEVICE")
+	fmt.Fprintln(tw, "CELL\tSTATE\tRATIO (median [min-max] pairs)\tTWIN\tINCUMBENT\tGB/s TWIN\tGB/s HAND\tDEVICE")
 	for _, row := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Key, row.State, row.Ratio, row.Twin, row.Incumbent, row.Device)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Key, row.State, row.Ratio, row.TwinOK, row.HandOK, row.Twin, row.Incumbent, row.Device)
 	}
 	tw.Flush()
 	counts := map[registry.State]int{}
@@ -171,28 +207,32 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// cellsBar is one rectangle of the SVG chart.
+// cellsBar is one rectangle of the SVG chart, with its caption (the value) right of its end.
 type cellsBar struct {
-	Y, W    float64
-	Class   string
-	Label   string
-	Caption string
+	Y, W     float64
+	Class    string
+	CaptionX float64
+	Caption  string
 }
 
-// cellsChartRow is one (cell, machine) group of bars.
+// cellsChartRow is one (cell, machine) group of bars: its label on a line of its own above the
+// bars, so a long cell or device name never runs into them.
 type cellsChartRow struct {
-	Y     float64
-	Label string
-	Bars  []cellsBar
+	LabelY float64
+	Label  string
+	Bars   []cellsBar
 }
 
+// The chart's layout: bars start at chartLeft and are at most chartBarW long; their captions
+// need chartCaptionW past the longest bar (labelCharW a character).
 const (
-	chartLabelW = 300.0
-	chartBarW   = 560.0
-	chartBarH   = 12.0
+	chartLeft     = 8.0
+	chartBarW     = 560.0
+	chartBarH     = 12.0
+	chartCaptionW = 160.0
 )
 
-var cellsTmpl = template.Must(template.New("cells").Parse(`<!DOCTYPE html>
+var cellsTmpl = template.Must(template.New("cells").Funcs(template.FuncMap{"hasPrefix": strings.HasPrefix}).Parse(`<!DOCTYPE html>
 <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
 <head>
 <meta charset="utf-8"/>
@@ -205,6 +245,7 @@ th { background: #eee; }
 td.num { text-align: right; font-family: monospace; }
 .s-dsl { background: #c8f0c8; } .s-fallback { background: #d8ecff; } .s-declined { background: #fff0c0; }
 .s-failing { background: #f8c8c8; } .s-hand { background: #f4f4f4; } .s-missing { background: #fff; color: #999; }
+td.wrong { color: #a00; font-weight: bold; }
 svg text { font-size: 11px; font-family: sans-serif; }
 .twin { fill: #2a7ab8; } .incumbent { fill: #d08a2a; } .roofline { fill: #bbbbbb; }
 </style>
@@ -213,18 +254,18 @@ svg text { font-size: 11px; font-family: sans-serif; }
 <h1>onesource cells</h1>
 <p>Registry <code>{{.Path}}</code>: {{.NCells}} cells, threshold {{.Threshold}} (median twin/incumbent ratio needed to flip).</p>
 <table>
-<thead><tr><th>cell</th><th>state</th><th>ratio (median [min-max] pairs)</th><th>GB/s twin</th><th>GB/s incumbent</th><th>device</th></tr></thead>
+<thead><tr><th>cell</th><th>state</th><th>ratio (median [min-max] pairs)</th><th>twin vs the oracle</th><th>incumbent vs the oracle</th><th>GB/s twin</th><th>GB/s incumbent</th><th>device</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr class="s-{{.State}}"><td>{{.Key}}</td><td>{{.State}}</td><td>{{.Ratio}}</td><td class="num">{{.Twin}}</td><td class="num">{{.Incumbent}}</td><td>{{.Device}}</td></tr>
+{{range .Rows}}<tr class="s-{{.State}}"><td>{{.Key}}</td><td>{{.State}}</td><td>{{.Ratio}}</td><td>{{.TwinOK}}</td><td{{if hasPrefix .HandOK "WRONG"}} class="wrong"{{end}}>{{.HandOK}}</td><td class="num">{{.Twin}}</td><td class="num">{{.Incumbent}}</td><td>{{.Device}}</td></tr>
 {{end}}</tbody>
 </table>
 <h2>GB/s per cell</h2>
 {{if .Chart}}<p><svg xmlns="http://www.w3.org/2000/svg" width="{{.ChartW}}" height="{{.ChartH}}" viewBox="0 0 {{.ChartW}} {{.ChartH}}" role="img" aria-label="GB/s per cell">
-<rect class="twin" x="{{.LabelW}}" y="2" width="12" height="10"/><text x="{{.Legend1}}" y="11">twin</text>
+<rect class="twin" x="{{.Left}}" y="2" width="12" height="10"/><text x="{{.Legend1}}" y="11">twin</text>
 <rect class="incumbent" x="{{.Legend2}}" y="2" width="12" height="10"/><text x="{{.Legend2t}}" y="11">incumbent</text>
 <rect class="roofline" x="{{.Legend3}}" y="2" width="12" height="10"/><text x="{{.Legend3t}}" y="11">roofline (copy bandwidth)</text>
-{{range .Chart}}<g><text x="4" y="{{.Y}}">{{.Label}}</text>
-{{range .Bars}}<rect class="{{.Class}}" x="{{$.LabelW}}" y="{{.Y}}" width="{{.W}}" height="{{$.BarH}}"><title>{{.Caption}}</title></rect><text x="{{.Label}}" y="{{.Y}}" dy="10">{{.Caption}}</text>
+{{range .Chart}}<g><text x="{{$.Left}}" y="{{.LabelY}}">{{.Label}}</text>
+{{range .Bars}}<rect class="{{.Class}}" x="{{$.Left}}" y="{{.Y}}" width="{{.W}}" height="{{$.BarH}}"><title>{{.Caption}}</title></rect><text x="{{.CaptionX}}" y="{{.Y}}" dy="10">{{.Caption}}</text>
 {{end}}</g>
 {{end}}</svg></p>{{else}}<p>No cell has benchmark evidence yet.</p>{{end}}
 </body>
@@ -237,33 +278,37 @@ func writeCellsHTML(w io.Writer, path string, r *registry.Registry, rows []cellR
 		maxV = max(maxV, row.TwinGBps, row.IncGBps, row.RoofGBps)
 	}
 	var chart []cellsChartRow
-	y := 24.0
+	chartW := chartLeft + chartBarW + chartCaptionW
+	y := 20.0 // below the legend
 	for _, row := range rows {
 		if !row.HasEvidence {
 			continue
 		}
-		cr := cellsChartRow{Y: y + chartBarH, Label: row.Key + " @ " + row.Device}
+		cr := cellsChartRow{Label: row.Key + " @ " + row.Device}
+		y += 14 // the label's line
+		cr.LabelY = y
+		chartW = max(chartW, labelBox(chartLeft, y, cr.Label, "start").x1+chartLeft)
+		y += 5
 		add := func(class string, v float64) {
 			if v <= 0 || maxV <= 0 {
 				return
 			}
 			wd := v / maxV * chartBarW
-			cr.Bars = append(cr.Bars, cellsBar{Y: y, W: wd, Class: class,
-				Label:   fmt.Sprintf("%.1f", chartLabelW+wd+4),
+			cr.Bars = append(cr.Bars, cellsBar{Y: y, W: wd, Class: class, CaptionX: chartLeft + wd + 4,
 				Caption: fmt.Sprintf("%s %.1f GB/s", class, v)})
 			y += chartBarH + 2
 		}
 		add("twin", row.TwinGBps)
 		add("incumbent", row.IncGBps)
 		add("roofline", row.RoofGBps)
-		y += 10
+		y += 8
 		chart = append(chart, cr)
 	}
 	data := map[string]any{
 		"Path": path, "NCells": len(r.Cells()), "Threshold": r.Threshold(), "Rows": rows, "Chart": chart,
-		"ChartW": chartLabelW + chartBarW + 140, "ChartH": y + 10, "LabelW": chartLabelW, "BarH": chartBarH,
-		"Legend1": chartLabelW + 16, "Legend2": chartLabelW + 60, "Legend2t": chartLabelW + 76,
-		"Legend3": chartLabelW + 150, "Legend3t": chartLabelW + 166,
+		"ChartW": chartW, "ChartH": y + 4, "Left": chartLeft, "BarH": chartBarH,
+		"Legend1": chartLeft + 16, "Legend2": chartLeft + 60, "Legend2t": chartLeft + 76,
+		"Legend3": chartLeft + 150, "Legend3t": chartLeft + 166,
 	}
 	return cellsTmpl.Execute(w, data)
 }

@@ -150,16 +150,7 @@ func checkCellsHTML(t *testing.T, b []byte) {
 // screenshot's path, or skips the test with the reason when chromium is not installed.
 func chromiumScreenshot(t *testing.T, htmlPath, size string) string {
 	t.Helper()
-	var bin string
-	for _, c := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
-		if _, err := os.Stat(c); err == nil {
-			bin = c
-			break
-		}
-	}
-	if bin == "" {
-		t.Skip("no chromium at /usr/bin/chromium(-browser) or /usr/bin/google-chrome: the report was checked by XML parsing only")
-	}
+	bin := chromium(t)
 	png := filepath.Join(t.TempDir(), "shot.png")
 	abs, _ := filepath.Abs(htmlPath)
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--screenshot="+png, "--window-size="+size, "file://"+abs)
@@ -176,6 +167,18 @@ func chromiumScreenshot(t *testing.T, htmlPath, size string) string {
 		t.Fatal("screenshot is not a PNG")
 	}
 	return png
+}
+
+// chromium returns the path of a headless-capable chromium, or skips the test with the reason.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, c := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
+	}
+	t.Skip("no chromium at /usr/bin/chromium(-browser) or /usr/bin/google-chrome: the report was checked by XML parsing only")
+	return ""
 }
 
 func TestCellsErrors(t *testing.T) {

@@ -29,9 +29,9 @@ type treeRow struct {
 	AfterTotal    int
 }
 
-// verdictRow is one cell on one machine.
+// verdictRow is one cell on one machine: the speed ratio beside both sides' correctness.
 type verdictRow struct {
-	Cell, Device, Ratio, Correctness, Twin, Hand, Date string
+	Cell, Device, Ratio, Correctness, HandCorrectness, Twin, Hand, Date string
 }
 
 // keptRow is a cell its incumbent still serves.
@@ -39,14 +39,17 @@ type keptRow struct {
 	Cell, State, Why string
 }
 
-// burnPoint is one point of the burn-down chart.
+// burnPoint is one point of the burn-down chart. Its labels (the index under the axis, the lines
+// left above the point) are drawn only where they do not overlap another label (ShowIndex,
+// ShowRemaining); the point's tooltip and the table below the chart have every value.
 type burnPoint struct {
-	X, Y      float64
-	Index     int
-	Cell      string
-	Change    string
-	Date      string
-	Remaining int
+	X, Y                     float64
+	Index                    int
+	Cell                     string
+	Change                   string
+	Date                     string
+	Remaining                int
+	ShowIndex, ShowRemaining bool
 }
 
 type reportData struct {
@@ -130,12 +133,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	d.cells(reg)
-	if m != nil {
-		pts, err := drain.BurnDown(m, reg)
-		if err != nil {
-			return fail(err)
-		}
-		d.burn(pts)
+	if d.Plan != nil {
+		// One plan: the burn-down replays the history over the plan's own files and lines, so
+		// its last point is what the drain leaves.
+		d.burn(d.Plan.BurnDown())
 	}
 	d.text(stdout)
 	if *htmlOut != "" {
@@ -150,6 +151,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// Stay is how many of the manifest's hand-written lines the drain leaves.
+func (d *reportData) Stay() int { return d.Plan.LinesBefore - d.Plan.LinesRemoved }
 
 // ledger counts the trees, and what remains of each once the plan's files are deleted.
 func (d *reportData) ledger(dirs []string) error {
@@ -190,16 +194,29 @@ func (d *reportData) ledger(dirs []string) error {
 	return nil
 }
 
-// cells sorts the registry's cells into flips, declines and the cells still hand-written.
+// cells sorts the registry's cells into flips, declines and the cells still hand-written. With a
+// plan, what stays hand-written is what the plan keeps (its entries' reasons: a dsl cell whose
+// twin this program lacks stays too), then the registry's hand, declined and failing cells the
+// manifest has no entry for.
 func (d *reportData) cells(reg *registry.Registry) {
+	inPlan := map[string]bool{}
+	if d.Plan != nil {
+		for _, e := range d.Plan.Entries {
+			inPlan[e.Cell] = true
+			if !e.Remove {
+				why := e.Why
+				if c, ok := reg.Cell(keyOf(e.Cell)); ok && c.Reason != "" {
+					why += "; registry: " + c.Reason
+				}
+				d.Kept = append(d.Kept, keptRow{Cell: e.Cell, State: e.State, Why: why})
+			}
+		}
+	}
 	for _, c := range reg.Cells() {
 		for _, e := range c.Evidence {
 			v, _ := registry.Judge(e, reg.Threshold())
 			row := verdictRow{Cell: c.Key.String(), Device: e.Device + " / " + e.Driver, Date: e.Date.Format("2006-01-02"),
-				Twin: fmt.Sprintf("%.2f", e.TwinGBps), Hand: "-", Ratio: "-", Correctness: fmt.Sprintf("not bit-exact (%g ULP)", e.MaxULP)}
-			if e.BitExact {
-				row.Correctness = "bit-exact"
-			}
+				Twin: fmt.Sprintf("%.2f", e.TwinGBps), Hand: "-", Ratio: "-", Correctness: twinCorrectness(e), HandCorrectness: handCorrectness(e)}
 			if e.HasIncumbent() {
 				row.Hand = fmt.Sprintf("%.2f", e.IncumbentGBps)
 				row.Ratio = fmt.Sprintf("%.3f [%.3f-%.3f] n=%d", e.Ratio.Median, e.Ratio.Min, e.Ratio.Max, e.Ratio.Pairs)
@@ -211,11 +228,23 @@ func (d *reportData) cells(reg *registry.Registry) {
 				d.Declines = append(d.Declines, row)
 			}
 		}
+		if inPlan[c.Key.String()] {
+			continue
+		}
 		switch c.State {
 		case registry.Hand, registry.Declined, registry.Failing:
 			d.Kept = append(d.Kept, keptRow{Cell: c.Key.String(), State: string(c.State), Why: c.Reason})
 		}
 	}
+}
+
+// keyOf reads "op/type/backend" (incumbent.Entry.Cell, registry.Key.String).
+func keyOf(cell string) registry.Key {
+	parts := strings.SplitN(cell, "/", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return registry.Key{Op: parts[0], Type: parts[1], Backend: parts[2]}
 }
 
 // burn lays the burn-down points out on the chart.
@@ -246,10 +275,62 @@ func (d *reportData) burn(pts []drain.Point) {
 		line = append(line, fmt.Sprintf("%.1f,%.1f", x, y))
 	}
 	d.BurnLine = strings.Join(line, " ")
+	var placed []textBox
 	for i := 0; i <= 4; i++ {
 		v := top * i / 4
-		d.YTicks = append(d.YTicks, burnTick{Y: burnTop + plotH*(1-float64(v)/float64(top)), Label: fmt.Sprint(v)})
+		t := burnTick{Y: burnTop + plotH*(1-float64(v)/float64(top)), Label: fmt.Sprint(v)}
+		d.YTicks = append(d.YTicks, t)
+		placed = append(placed, labelBox(burnLeft-8, t.Y+4, t.Label, "end"))
 	}
+	// Labels in order, each drawn only if it overlaps none drawn before: the first and the last
+	// point's first, so the start and the end always have theirs.
+	order := []int{0}
+	if n := len(d.Burn); n > 1 {
+		order = append(order, n-1)
+		for i := 1; i < n-1; i++ {
+			order = append(order, i)
+		}
+	}
+	place := func(b textBox) bool {
+		for _, o := range placed {
+			if b.overlaps(o) {
+				return false
+			}
+		}
+		placed = append(placed, b)
+		return true
+	}
+	for _, i := range order {
+		p := &d.Burn[i]
+		p.ShowIndex = place(labelBox(p.X, burnH-22, fmt.Sprint(p.Index), "middle"))
+		p.ShowRemaining = place(labelBox(p.X, p.Y-8, fmt.Sprint(p.Remaining), "middle"))
+	}
+}
+
+// textBox is the box an SVG text label of the reports takes (11px sans-serif), as estimated
+// before the browser lays it out: labelBox.
+type textBox struct{ x0, y0, x1, y1 float64 }
+
+func (a textBox) overlaps(b textBox) bool {
+	return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1
+}
+
+// labelCharW is the width the charts allow per character of an 11px sans-serif label: more than
+// any common face's digits and lower-case letters take (DejaVu Sans, the widest of them, about
+// 6.9px for digits and 7.4px for upper-case at 11px), so an estimated box holds the real one.
+const labelCharW = 7.5
+
+// labelBox is the box of text drawn at (x, y), y its baseline, anchored "start", "middle" or
+// "end", with a pixel of room on every side.
+func labelBox(x, y float64, text string, anchor string) textBox {
+	w := labelCharW * float64(len([]rune(text)))
+	switch anchor {
+	case "middle":
+		x -= w / 2
+	case "end":
+		x -= w
+	}
+	return textBox{x - 1, y - 12, x + w + 1, y + 4}
 }
 
 // text prints the report's tables.
@@ -265,13 +346,18 @@ func (d *reportData) text(w io.Writer) {
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
+	if d.Plan != nil {
+		p := d.Plan
+		fmt.Fprintf(w, "the drain: %d of the %d hand-written lines the manifest uses go (%d of %d files); %d stay\n\n",
+			p.LinesRemoved, p.LinesBefore, len(p.Deletable()), len(p.Files), p.LinesBefore-p.LinesRemoved)
+	}
 	for _, sec := range []struct {
 		title string
 		rows  []verdictRow
 	}{{"FLIPPED", d.Flips}, {"DECLINED", d.Declines}} {
-		fmt.Fprintf(tw, "%s\tDEVICE\tRATIO (median [min-max] pairs)\tCORRECTNESS\tDATE\n", sec.title)
+		fmt.Fprintf(tw, "%s\tDEVICE\tRATIO (median [min-max] pairs)\tTWIN\tINCUMBENT\tDATE\n", sec.title)
 		for _, r := range sec.rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Cell, r.Device, r.Ratio, r.Correctness, r.Date)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Cell, r.Device, r.Ratio, r.Correctness, r.HandCorrectness, r.Date)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
@@ -325,14 +411,14 @@ svg text { font-size: 11px; font-family: sans-serif; }
 {{if .Excluded}}<p>Left out of the ledger:</p><table><thead><tr><th>file</th><th>why</th></tr></thead><tbody>
 {{range .Excluded}}<tr><td>{{.Path}}</td><td>{{.Reason}}</td></tr>
 {{end}}</tbody></table>{{end}}{{else}}<p>No tree was counted.</p>{{end}}
-{{if .Plan}}<p>The drain ({{len .Plan.Deletable}} of {{len .Plan.Files}} files) removes {{.Plan.LinesRemoved}} of the {{.Plan.LinesBefore}} hand-written lines the manifest uses.</p>{{end}}
+{{if .Plan}}<p>The drain ({{len .Plan.Deletable}} of {{len .Plan.Files}} files) removes {{.Plan.LinesRemoved}} of the {{.Plan.LinesBefore}} hand-written lines the manifest uses; {{.Stay}} stay.</p>{{end}}
 <h2>Flipped cells: the twin serves</h2>
-{{if .Flips}}<table><thead><tr><th>cell</th><th>device</th><th>speed (twin/hand, median [min-max] pairs)</th><th>correctness</th><th>GB/s twin</th><th>GB/s hand</th><th>date</th></tr></thead><tbody>
-{{range .Flips}}<tr class="flip"><td>{{.Cell}}</td><td>{{.Device}}</td><td>{{.Ratio}}</td><td>{{.Correctness}}</td><td class="num">{{.Twin}}</td><td class="num">{{.Hand}}</td><td>{{.Date}}</td></tr>
+{{if .Flips}}<table><thead><tr><th>cell</th><th>device</th><th>speed (twin/hand, median [min-max] pairs)</th><th>twin vs the oracle</th><th>incumbent vs the oracle</th><th>GB/s twin</th><th>GB/s hand</th><th>date</th></tr></thead><tbody>
+{{range .Flips}}<tr class="flip"><td>{{.Cell}}</td><td>{{.Device}}</td><td>{{.Ratio}}</td><td>{{.Correctness}}</td><td>{{.HandCorrectness}}</td><td class="num">{{.Twin}}</td><td class="num">{{.Hand}}</td><td>{{.Date}}</td></tr>
 {{end}}</tbody></table>{{else}}<p>No cell has flipped.</p>{{end}}
 <h2>Declined: bit-exact, but slower than the hand-written kernel</h2>
-{{if .Declines}}<table><thead><tr><th>cell</th><th>device</th><th>speed (twin/hand, median [min-max] pairs)</th><th>correctness</th><th>GB/s twin</th><th>GB/s hand</th><th>date</th></tr></thead><tbody>
-{{range .Declines}}<tr class="decline"><td>{{.Cell}}</td><td>{{.Device}}</td><td>{{.Ratio}}</td><td>{{.Correctness}}</td><td class="num">{{.Twin}}</td><td class="num">{{.Hand}}</td><td>{{.Date}}</td></tr>
+{{if .Declines}}<table><thead><tr><th>cell</th><th>device</th><th>speed (twin/hand, median [min-max] pairs)</th><th>twin vs the oracle</th><th>incumbent vs the oracle</th><th>GB/s twin</th><th>GB/s hand</th><th>date</th></tr></thead><tbody>
+{{range .Declines}}<tr class="decline"><td>{{.Cell}}</td><td>{{.Device}}</td><td>{{.Ratio}}</td><td>{{.Correctness}}</td><td>{{.HandCorrectness}}</td><td class="num">{{.Twin}}</td><td class="num">{{.Hand}}</td><td>{{.Date}}</td></tr>
 {{end}}</tbody></table>{{else}}<p>No decline.</p>{{end}}
 <h2>Still hand-written (behind islands, declined, or not yet gated)</h2>
 {{if .Kept}}<table><thead><tr><th>cell</th><th>state</th><th>why</th></tr></thead><tbody>
@@ -344,7 +430,7 @@ svg text { font-size: 11px; font-family: sans-serif; }
 {{end}}<line class="axis" x1="70" y1="20" x2="70" y2="260"/><line class="axis" x1="70" y1="260" x2="740" y2="260"/>
 <text x="14" y="150" transform="rotate(-90 14 150)" text-anchor="middle">lines left</text>
 <polyline class="burn" points="{{.BurnLine}}"/>
-{{range .Burn}}<circle class="pt" cx="{{.X}}" cy="{{.Y}}" r="4"><title>{{.Cell}}: {{.Change}}, {{.Remaining}} lines left</title></circle><text x="{{.X}}" y="278" text-anchor="middle">{{.Index}}</text><text x="{{.X}}" y="{{sub .Y 8}}" text-anchor="middle">{{.Remaining}}</text>
+{{range .Burn}}<circle class="pt" cx="{{.X}}" cy="{{.Y}}" r="4"><title>{{.Index}}: {{.Cell}}: {{.Change}}, {{.Remaining}} lines left</title></circle>{{if .ShowIndex}}<text x="{{.X}}" y="278" text-anchor="middle">{{.Index}}</text>{{end}}{{if .ShowRemaining}}<text x="{{.X}}" y="{{sub .Y 8}}" text-anchor="middle">{{.Remaining}}</text>{{end}}
 {{end}}<text x="405" y="296" text-anchor="middle">change (see the table)</text>
 </svg>
 <table><thead><tr><th>#</th><th>cell</th><th>change</th><th>when</th><th>lines left</th></tr></thead><tbody>

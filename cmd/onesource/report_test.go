@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image/png"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -180,4 +183,100 @@ func wellFormed(t *testing.T, b []byte) map[string]int {
 		t.Fatal("unclosed elements")
 	}
 	return count
+}
+
+// TestReportAgreesWithPlan: the report's numbers come from one drain plan. The fixture adds a
+// flipped cell whose twin this program does not have (a user's op, its package not named): the
+// plan keeps its file, so the report lists the cell as still hand-written, with the reason, and
+// never says every cell is served by its twin; the ledger's lines after the drain, the drain's
+// summary and the burn-down's last point are the same number of lines.
+func TestReportAgreesWithPlan(t *testing.T) {
+	man, regPath := reportFixture(t)
+	dir := filepath.Dir(man)
+	b, err := os.ReadFile(man)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := `{"name": "hand_ln_gelu", "op": "layer_norm_gelu", "type": "f32", "backend": "vulkan", "source": {"glsl": "ln_gelu.comp"},
+      "bindings": [{"binding": 0, "operand": "x", "readonly": true}, {"binding": 1, "operand": "y"}],
+      "workgroup_size": [64, 1, 1], "grid": ["rows", 1, 1]},
+    `
+	b = bytes.Replace(b, []byte(`"incumbents": [`), []byte(`"incumbents": [`+"\n    "+user), 1)
+	if err := os.WriteFile(man, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	glsl := "#version 450\nlayout(local_size_x = 64) in;\nlayout(binding = 0) readonly buffer X { float x[]; };\nlayout(binding = 1) writeonly buffer Y { float y[]; };\nvoid main() {\n    y[gl_GlobalInvocationID.x] = x[gl_GlobalInvocationID.x];\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "ln_gelu.comp"), []byte(glsl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Load(regPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := registry.Key{Op: "layer_norm_gelu", Type: "f32", Backend: "vulkan"}
+	if err := reg.Register(k, "hand:hand_ln_gelu", "manifest"); err != nil {
+		t.Fatal(err)
+	}
+	ev := registry.Evidence{Device: "d", Driver: "v", Toolchain: "go", BitExact: true, TwinGBps: 2, IncumbentGBps: 1, Ratio: registry.SpreadOf([]float64{2}),
+		TwinHash: "twin", IncumbentHash: "hand:hand_ln_gelu", Date: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	if err := reg.Apply(registry.GateResult{Key: k, Evidence: ev, Verdict: registry.Flip}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Save(""); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	var stdout, stderr bytes.Buffer
+	if rc := runMain([]string{"report", "-registry", regPath, "-manifest", man, "-html", out}, &stdout, &stderr); rc != 0 {
+		t.Fatalf("report: exit %d\n%s", rc, stderr.String())
+	}
+	text := stdout.String()
+	var removed, before, stay int
+	at := strings.Index(text, "the drain: ")
+	if at < 0 {
+		t.Fatalf("no drain summary in the report:\n%s", text)
+	}
+	if _, err := fmt.Sscanf(text[at:], "the drain: %d of the %d hand-written lines the manifest uses go", &removed, &before); err != nil {
+		t.Fatalf("no drain summary in the report (%v):\n%s", err, text)
+	}
+	m := regexp.MustCompile(`(\d+) stay\n`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the drain summary says nothing of what stays:\n%s", text)
+	}
+	stay, _ = strconv.Atoi(m[1])
+	if before-removed != stay {
+		t.Errorf("the drain summary: %d - %d != %d", before, removed, stay)
+	}
+	var treeBefore, treeAfter int
+	for _, l := range strings.Split(text, "\n") {
+		if f := strings.Fields(l); len(f) == 8 && f[0] == dir {
+			treeBefore, _ = strconv.Atoi(f[6])
+			treeAfter, _ = strconv.Atoi(f[7])
+		}
+	}
+	if treeBefore-treeAfter != removed {
+		t.Errorf("the ledger of %s goes from %d to %d lines, the plan removes %d:\n%s", dir, treeBefore, treeAfter, removed, text)
+	}
+	kb, bb := strings.Index(text, "STILL HAND-WRITTEN"), strings.Index(text, "BURN-DOWN")
+	if kb < 0 || bb < kb {
+		t.Fatalf("no kept cells or burn-down in the report:\n%s", text)
+	}
+	burn := text[bb:]
+	last := -1
+	for _, l := range strings.Split(burn, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] != "BURN-DOWN" && !strings.HasPrefix(l, "wrote") {
+			last, _ = strconv.Atoi(f[len(f)-1])
+		}
+	}
+	if last != stay {
+		t.Errorf("the burn-down ends at %d lines, the plan leaves %d:\n%s", last, stay, burn)
+	}
+	kept := text[kb:bb]
+	if !strings.Contains(kept, "layer_norm_gelu/f32/vulkan  dsl") || !strings.Contains(kept, "no DSL twin") {
+		t.Errorf("the flipped cell without a twin here is not listed as still hand-written, with the reason:\n%s", kept)
+	}
+	page, _ := os.ReadFile(out)
+	if strings.Contains(string(page), "Every cell is served by its twin") || !strings.Contains(string(page), "layer_norm_gelu/f32/vulkan") {
+		t.Error("the HTML report says every cell is served by its twin, or omits the kept cell")
+	}
 }
