@@ -32,7 +32,7 @@ import (
 // extraShapes returns the shapes of the extra checks for cell c gated at benchmark shape bench
 // (nil for a cell without an op workload), seeded from base.
 func extraShapes(c kernels.Cell, bench map[string]float64, base int64, s kernels.Schedule) []map[string]float64 {
-	ow, ok := opWorkloads[c.Op]
+	ow, ok := workloadFor(c)
 	if !ok || len(ow.vars) == 0 {
 		return nil
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand"
 	"slices"
@@ -128,6 +129,100 @@ type opWorkload struct {
 	kinds map[string]varKind // every variable
 	def   map[string]float64 // the default (realistic) shape: every variable
 	build builder
+	docs  map[string]string // what each variable is, where it is not in varDocs
+}
+
+// varDocs says what the library's shape variables are (`onesource cells -vars`).
+var varDocs = map[string]string{
+	"rows":      "rows of n values: the rows normalized or soft-maxed, the element-wise tensor's rows, the ids get_rows gathers, the matvec's weight rows",
+	"n":         "values per row (the length of x for matvec, the values argmax reads)",
+	"eps":       "the epsilon added to the mean of squares",
+	"scale":     "the factor applied to every value (softmax: before the max; attn_decode: to the scores)",
+	"mask_rows": "rows of the softmax mask: 0 none, 1 broadcast, rows causal",
+	"src_rows":  "rows of the matrix get_rows gathers from",
+	"tokens":    "tokens of the batch (one position each)",
+	"heads":     "attention heads (query heads for attn_decode)",
+	"kv_heads":  "key/value heads (grouped-query attention)",
+	"head_dim":  "values per head",
+	"n_kv":      "keys and values in the cache",
+	"base":      "rope's frequency base",
+	"mode":      "rope mode: 0 normal, 2 neox",
+	"chunk":     "values per workgroup of the first pass (a second pass combines the chunks)",
+	"seed":      "the seed of the random inputs: 0 the benchmark's own; the gate's seeded checks set others",
+	"specials":  "1: NaN, infinities, subnormals and -0 among the activations (the gate's specials check)",
+}
+
+// doc says what variable name of ow is.
+func (ow opWorkload) doc(name string) string {
+	if d, ok := ow.docs[name]; ok {
+		return d
+	}
+	return varDocs[name]
+}
+
+// workloadFor returns the workload of cell c: its op's in the library (opWorkloads), else the
+// cell's own (kernels.Cell.Workload, cellWorkload); false for a cell with neither, which is fed
+// its largest conformance case.
+func workloadFor(c kernels.Cell) (opWorkload, bool) {
+	if ow, ok := opWorkloads[c.Op]; ok {
+		return ow, true
+	}
+	if c.Workload != nil {
+		return cellWorkload(c.Workload), true
+	}
+	return opWorkload{}, false
+}
+
+// opWorkloadOf returns the workload of op: the library's, else that of the first registered
+// cell of op that declares one (the cells of one op share their variables).
+func opWorkloadOf(op string) (opWorkload, bool) {
+	if ow, ok := opWorkloads[op]; ok {
+		return ow, true
+	}
+	for _, c := range kernels.Cells() {
+		if c.Op == op && c.Workload != nil {
+			return cellWorkload(c.Workload), true
+		}
+	}
+	return opWorkload{}, false
+}
+
+// cellWorkload is the opWorkload of a cell's own declaration: its variables, kinds and
+// defaults, and a builder that runs its Case and takes the input as the case workloads do
+// (fromCase).
+func cellWorkload(cw *kernels.Workload) opWorkload {
+	ow := opWorkload{vars: cw.Sizes(), kinds: kindsOf(), def: map[string]float64{}, docs: map[string]string{}}
+	for _, v := range cw.Vars {
+		ow.kinds[v.Name] = map[kernels.VarKind]varKind{kernels.Size: varCount, kernels.Index: varIndex, kernels.Real: varReal}[v.Kind]
+		ow.def[v.Name] = v.Default
+		ow.docs[v.Name] = v.Doc
+	}
+	ow.build = func(c kernels.Cell, sh map[string]float64, s kernels.Schedule) (*Workload, error) {
+		full := maps.Clone(sh)
+		for _, k := range []string{"seed", "specials"} {
+			if _, ok := full[k]; !ok {
+				full[k] = 0
+			}
+		}
+		cs, err := cw.Case(full, s)
+		if err != nil {
+			return nil, err
+		}
+		k, err := c.Build(s).Build()
+		if err != nil {
+			return nil, fmt.Errorf("twin does not build: %w", err)
+		}
+		return fromCase(c, k, s, cs, func(s2 kernels.Schedule) [3]uint32 {
+			if s2 == s {
+				return cs.Groups
+			}
+			if other, err := cw.Case(full, s2); err == nil {
+				return other.Groups
+			}
+			return cs.Groups
+		})
+	}
+	return ow
 }
 
 // kindsOf reads "name" (a count) and "name:real", "name:index", "name:mode". Every op also takes
@@ -218,7 +313,7 @@ func workloadOf(key string) (workloadDef, bool) {
 	if !ok {
 		return workloadDef{}, false
 	}
-	ow, ok := opWorkloads[c.Op]
+	ow, ok := workloadFor(c)
 	if !ok {
 		return workloadDef{}, false
 	}
@@ -244,7 +339,7 @@ func WorkloadOps() []string {
 // form ("rows", "n" for most ops; "tokens", "heads", "head_dim" for rope_norm, rope_neox and
 // rms_norm_rope); nil for an op without a workload.
 func ShapeVars(op string) []string {
-	ow, ok := opWorkloads[op]
+	ow, ok := opWorkloadOf(op)
 	if !ok {
 		return nil
 	}
@@ -258,7 +353,7 @@ func DefaultShape(op, typ string) (map[string]float64, bool) {
 	if !ok {
 		return nil, false
 	}
-	ow, ok := opWorkloads[c.Op]
+	ow, ok := workloadFor(c)
 	if !ok {
 		return nil, false
 	}
@@ -322,17 +417,11 @@ func (ow opWorkload) describe(op string) string {
 func (ow opWorkload) check(name string, v float64) error {
 	switch ow.kinds[name] {
 	case varCount:
-		if !(v >= 1) || v != math.Trunc(v) || v > math.MaxUint32 {
-			return fmt.Errorf("shape variable %s = %v must be a positive integer", name, v)
-		}
+		return kernels.Size.CheckValue(name, v)
 	case varIndex:
-		if !(v >= 0) || v != math.Trunc(v) || v > math.MaxUint32 {
-			return fmt.Errorf("shape variable %s = %v must be a non-negative integer", name, v)
-		}
+		return kernels.Index.CheckValue(name, v)
 	case varReal:
-		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32 {
-			return fmt.Errorf("shape variable %s = %v must be a finite f32 value", name, v)
-		}
+		return kernels.Real.CheckValue(name, v)
 	case varFlag:
 		if v != 0 && v != 1 {
 			return fmt.Errorf("shape variable %s = %v must be 0 or 1", name, v)
@@ -353,14 +442,19 @@ func (ow opWorkload) check(name string, v float64) error {
 // integers, and so on); the variables left out keep their defaults when the shape is used
 // (NewWorkload). The errors name op's variables.
 func ParseShape(op string, text string) (map[string]float64, error) {
-	ow, ok := opWorkloads[op]
+	ow, ok := opWorkloadOf(op)
 	if !ok {
 		ops := make([]string, 0, len(opWorkloads))
 		for k := range opWorkloads {
 			ops = append(ops, k)
 		}
+		for _, c := range kernels.Cells() {
+			if c.Workload != nil && !slices.Contains(ops, c.Op) {
+				ops = append(ops, c.Op)
+			}
+		}
 		sort.Strings(ops)
-		return nil, fmt.Errorf("shape %q: op %q has no benchmark workload (ops: %s)", text, op, strings.Join(ops, ", "))
+		return nil, fmt.Errorf("shape %q: op %q has no benchmark workload: its cells are fed their largest conformance case, whose variables cannot be set (a cell declares its own with kernels.Cell.Workload; ops with one: %s)", text, op, strings.Join(ops, ", "))
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("shape %q for %s: %s; %s", text, op, fmt.Sprintf(format, args...), ow.describe(op))
@@ -433,7 +527,7 @@ func NewWorkload(op, typ string, shape map[string]float64, s kernels.Schedule) (
 	if !found {
 		return nil, fmt.Errorf("A/B benchmark: no cell %s", key)
 	}
-	ow, ok := opWorkloads[c.Op]
+	ow, ok := workloadFor(c)
 	if !ok {
 		w, err := caseWorkload(c, s)
 		if err != nil {
@@ -441,7 +535,7 @@ func NewWorkload(op, typ string, shape map[string]float64, s kernels.Schedule) (
 		}
 		for k, v := range shape {
 			if have, known := w.Shape[k]; !known || have != v {
-				return nil, fmt.Errorf("A/B benchmark: %s: the shape is that of its largest conformance case (%s); cannot set %s = %v", key, shapeString(w.Shape), k, v)
+				return nil, fmt.Errorf("A/B benchmark: %s: the shape is that of its largest conformance case (%s); cannot set %s = %v (the cell declares no workload of its own: kernels.Cell.Workload; `onesource cells -vars %s` lists its variables)", key, shapeString(w.Shape), k, v, key)
 			}
 		}
 		w.Op, w.Type = op, typ
@@ -534,14 +628,7 @@ func lookupCell(key string) (kernels.Cell, bool) {
 
 // caseWorkload is the workload of any cell: its largest conformance case at schedule s (the most
 // bytes over all bindings; the first of equals), so that no op-specific input builder is
-// needed. Operands are the twin's bindings, named as its kernel names them, with the case's
-// initial bytes; the outputs are the case's compared bindings, and Want returns the case's
-// oracle bytes. The twin's parameters and grid are the case's.
-//
-// Shape variables, for the incumbent's expressions: every parameter of the twin by its name (u32
-// and i32 as integers, f32 as its value: n, mask_rows, scale, ...), grid_x, grid_y and grid_z
-// (the case's grid), lanes (s.Lanes), and bytes_NAME (the byte size of operand NAME). A shape
-// variable the twin's kernel also names as a parameter keeps the parameter's value.
+// needed (fromCase). Its shape is the case's: every variable fromCase derives, fixed.
 func caseWorkload(c kernels.Cell, s kernels.Schedule) (*Workload, error) {
 	k, err := c.Build(s).Build()
 	if err != nil {
@@ -565,27 +652,50 @@ func caseWorkload(c kernels.Cell, s kernels.Schedule) (*Workload, error) {
 		return nil, fmt.Errorf("A/B benchmark: %s has no conformance case", c.Name())
 	}
 	cs := cases[best]
+	w, err := fromCase(c, k, s, cs, func(s kernels.Schedule) [3]uint32 {
+		// The same case at another schedule: only its grid changes (kernels.Cell.Cases).
+		if cases, err := c.Cases(s); err == nil && best < len(cases) {
+			return cases[best].Groups
+		}
+		return cs.Groups
+	})
+	if err != nil {
+		return nil, fmt.Errorf("A/B benchmark: %s case %s: %w", c.Name(), cs.Name, err)
+	}
+	w.Shape, w.Derived = w.Derived, nil
+	return w, nil
+}
+
+// fromCase is the workload of cell c (twin kernel k) that runs case cs: operands are the twin's
+// bindings, named as its kernel names them, with the case's initial bytes; the outputs are the
+// case's compared bindings, and Want returns the case's oracle bytes; the twin's parameters and
+// grid are the case's (at schedule s), grid its grid at any schedule. Derived holds what follows
+// from the case: every parameter of the twin by its name (u32 and i32 as integers, f32 as its
+// value: n, mask_rows, scale, ...), grid_x, grid_y and grid_z (the case's grid), lanes
+// (s.Lanes) and bytes_NAME (the byte size of operand NAME).
+func fromCase(c kernels.Cell, k *ir.Kernel, s kernels.Schedule, cs kernels.Case, grid func(kernels.Schedule) [3]uint32) (*Workload, error) {
 	if len(cs.Buffers) != len(k.Buffers) {
-		return nil, fmt.Errorf("A/B benchmark: %s case %s: %d buffers for %d bindings", c.Name(), cs.Name, len(cs.Buffers), len(k.Buffers))
+		return nil, fmt.Errorf("%d buffers for the twin's %d bindings", len(cs.Buffers), len(k.Buffers))
 	}
 	if len(cs.Params) != len(k.Params) {
-		return nil, fmt.Errorf("A/B benchmark: %s case %s: %d parameters for %d", c.Name(), cs.Name, len(cs.Params), len(k.Params))
+		return nil, fmt.Errorf("%d parameters for the twin's %d", len(cs.Params), len(k.Params))
+	}
+	if len(cs.Want) != len(cs.Outputs) {
+		return nil, fmt.Errorf("%d oracle outputs (Want) for %d compared bindings (Outputs)", len(cs.Want), len(cs.Outputs))
 	}
 	w := &Workload{
 		Op: c.Op, Type: c.Type.String(),
 		Shape:      map[string]float64{},
+		Derived:    map[string]float64{},
 		TwinParams: append([]uint32(nil), cs.Params...),
 		TwinGroups: cs.Groups,
-		// The same case at another schedule: only its grid changes (kernels.Cell.Cases).
-		Grid: func(s kernels.Schedule) [3]uint32 {
-			if cases, err := c.Cases(s); err == nil && best < len(cases) {
-				return cases[best].Groups
-			}
-			return cs.Groups
-		},
+		Grid:       grid,
 	}
 	elem := map[int]string{}
 	for j, b := range cs.Outputs {
+		if b < 0 || b >= len(k.Buffers) {
+			return nil, fmt.Errorf("output %d is binding %d; the twin has %d", j, b, len(k.Buffers))
+		}
 		e := "f32"
 		if j < len(cs.Elem) && cs.Elem[j] != "" {
 			e = cs.Elem[j]
@@ -595,26 +705,24 @@ func caseWorkload(c kernels.Cell, s kernels.Schedule) (*Workload, error) {
 	for i, b := range k.Buffers {
 		e, out := elem[i]
 		w.Operands = append(w.Operands, Operand{Name: b.Name, Data: append([]byte(nil), cs.Buffers[i]...), Output: out, Elem: e})
-		w.Shape["bytes_"+b.Name] = float64(len(cs.Buffers[i]))
+		w.Derived["bytes_"+b.Name] = float64(len(cs.Buffers[i]))
 	}
-	w.Shape["grid_x"], w.Shape["grid_y"], w.Shape["grid_z"] = float64(cs.Groups[0]), float64(cs.Groups[1]), float64(cs.Groups[2])
-	w.Shape["lanes"] = float64(s.Lanes)
+	w.Derived["grid_x"], w.Derived["grid_y"], w.Derived["grid_z"] = float64(cs.Groups[0]), float64(cs.Groups[1]), float64(cs.Groups[2])
+	w.Derived["lanes"] = float64(s.Lanes)
 	for i, p := range k.Params {
 		v := cs.Params[i]
 		switch p.Type {
 		case ir.TF32:
-			w.Shape[p.Name] = float64(math.Float32frombits(v))
+			w.Derived[p.Name] = float64(math.Float32frombits(v))
 		case ir.TI32:
-			w.Shape[p.Name] = float64(int32(v))
+			w.Derived[p.Name] = float64(int32(v))
 		default:
-			w.Shape[p.Name] = float64(v)
+			w.Derived[p.Name] = float64(v)
 		}
 	}
 	want := map[string][]byte{}
 	for j, b := range cs.Outputs {
-		if j < len(cs.Want) && b >= 0 && b < len(k.Buffers) {
-			want[k.Buffers[b].Name] = cs.Want[j]
-		}
+		want[k.Buffers[b].Name] = cs.Want[j]
 	}
 	w.Want = func() (map[string][]byte, error) { return want, nil }
 	return w, nil
@@ -1264,4 +1372,77 @@ func ShortShape(op string, sh map[string]float64) string {
 		out += ShapeString(rest)
 	}
 	return out
+}
+
+// Var is one variable a manifest's expressions may use for a cell (WorkloadVars).
+type Var struct {
+	Name  string
+	Value float64 // at the benchmark shape and the schedule WorkloadVars was given
+	// Kind is how the variable gets its value: "shape" (a shape variable: -shape, a manifest
+	// entry's "shape" set it), "derived" (follows from the shape at the schedule: the twin's
+	// parameters, operand sizes, grid, lanes) or "case" (the cell has no workload: its largest
+	// conformance case fixes every variable).
+	Kind string
+	// Type is a shape variable's values: size, index, real, mode (0 or 2), flag (0 or 1); ""
+	// for the others.
+	Type string
+	Doc  string
+}
+
+// WorkloadVars lists the variables of cell c's benchmark workload at its default shape and
+// schedule s, with their values: the shape variables first (ShapeString's order, seed and
+// specials included), then what is derived from them, sorted. It is what `onesource cells -vars
+// OP/TYPE` prints.
+func WorkloadVars(c kernels.Cell, s kernels.Schedule) ([]Var, error) {
+	w, err := NewWorkload(c.Op, c.Type.String(), nil, s)
+	if err != nil {
+		return nil, err
+	}
+	k, err := c.Build(s).Build()
+	if err != nil {
+		return nil, fmt.Errorf("%s: twin does not build: %w", c.Name(), err)
+	}
+	params := map[string]string{}
+	for _, p := range k.Params {
+		params[p.Name] = p.Type.String()
+	}
+	outputs := map[string]bool{}
+	for _, o := range w.Operands {
+		outputs[o.Name] = o.Output
+	}
+	derivedDoc := func(name string) string {
+		switch {
+		case params[name] != "":
+			return fmt.Sprintf("the twin's parameter %s (%s)", name, params[name])
+		case strings.HasPrefix(name, "bytes_"):
+			what := "input"
+			if outputs[strings.TrimPrefix(name, "bytes_")] {
+				what = "output"
+			}
+			return fmt.Sprintf("bytes of operand %s (%s)", strings.TrimPrefix(name, "bytes_"), what)
+		case name == "lanes":
+			return "the schedule's workgroup width"
+		case strings.HasPrefix(name, "grid_"):
+			return "workgroups of the twin's grid along " + strings.TrimPrefix(name, "grid_") + " at the schedule"
+		}
+		return ""
+	}
+	var out []Var
+	ow, hasWorkload := workloadFor(c)
+	if !hasWorkload {
+		for _, name := range slices.SortedFunc(maps.Keys(w.Shape), strings.Compare) {
+			out = append(out, Var{Name: name, Value: w.Shape[name], Kind: "case", Doc: derivedDoc(name)})
+		}
+		return out, nil
+	}
+	kinds := map[varKind]string{varCount: "size", varIndex: "index", varReal: "real", varMode: "mode", varFlag: "flag"}
+	names := slices.Collect(maps.Keys(ow.kinds))
+	sort.Slice(names, func(i, j int) bool { return shapeLess(names[i], names[j]) })
+	for _, name := range names {
+		out = append(out, Var{Name: name, Value: w.Shape[name], Kind: "shape", Type: kinds[ow.kinds[name]], Doc: ow.doc(name)})
+	}
+	for _, name := range slices.SortedFunc(maps.Keys(w.Derived), strings.Compare) {
+		out = append(out, Var{Name: name, Value: w.Derived[name], Kind: "derived", Doc: derivedDoc(name)})
+	}
+	return out, nil
 }

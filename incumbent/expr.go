@@ -94,6 +94,12 @@ func (e *Expr) EvalInt(vars map[string]float64) (int64, error) {
 	return int64(v), nil
 }
 
+// UnknownVarError is an expression's use of a variable its caller does not set: a shape
+// variable the cell's workload does not have (`onesource cells -vars OP/TYPE` lists those it has).
+type UnknownVarError struct{ Name string }
+
+func (e *UnknownVarError) Error() string { return fmt.Sprintf("unknown shape variable %q", e.Name) }
+
 func evalNode(n node, vars map[string]float64, integer bool) (float64, error) {
 	isInt := func(v float64) bool { return v == math.Trunc(v) && math.Abs(v) < 1<<53 }
 	switch n.op {
@@ -105,7 +111,7 @@ func evalNode(n node, vars map[string]float64, integer bool) (float64, error) {
 	case 'v':
 		v, ok := vars[n.name]
 		if !ok {
-			return 0, fmt.Errorf("unknown shape variable %q", n.name)
+			return 0, &UnknownVarError{Name: n.name}
 		}
 		if integer && !isInt(v) {
 			return 0, fmt.Errorf("shape variable %s = %v is not an integer", n.name, v)

@@ -169,6 +169,12 @@ type Cell struct {
 	// it names the feature. Such a cell has no realistic workload (benchmarks use its largest
 	// conformance case) and no hand-written incumbent.
 	Feature string
+	// Workload, when not nil, is the cell's benchmark input at a shape of its own variables:
+	// how a cell outside the library (a user's package, see Add) gets a realistic benchmark
+	// shape that a manifest's expressions and `onesource gate -shape` name. The library's ops
+	// have theirs in package conformance; without either, a benchmark runs the cell's largest
+	// conformance case.
+	Workload *Workload
 }
 
 // rowChoices are the rows-per-workgroup values of the cell's space.
@@ -279,14 +285,56 @@ var (
 	cells = map[string]Cell{}
 )
 
-// Register adds a cell; registering one (op, type) twice panics at init, a programming error.
+// Register adds a cell of the library from an init function: Add, where an error (a cell
+// registered twice, an incomplete cell) is a programming error and panics.
 func Register(c Cell) {
+	if err := Add(c); err != nil {
+		panic(err.Error())
+	}
+}
+
+// Add adds a cell at run time, as the commands add the cells of a user's package (its `func
+// Cells() []kernels.Cell`): an error, not a panic, for a cell that is incomplete (no op, no
+// builder or cases, a width that is not a power of two, a workload whose variables are not
+// well formed: CheckWorkload) or whose (op, type) is registered already.
+func Add(c Cell) error {
+	if err := check(c); err != nil {
+		return err
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := cells[c.Name()]; dup {
-		panic(fmt.Sprintf("kernels: cell %s registered twice", c.Name()))
+		return fmt.Errorf("kernels: cell %s registered twice", c.Name())
 	}
 	cells[c.Name()] = c
+	return nil
+}
+
+// check is what Add requires of a cell.
+func check(c Cell) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("kernels: cell %s: %s", c.Name(), fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.Op == "" || strings.ContainsAny(c.Op, "/ \t\n,="):
+		return bad("op %q is empty or holds '/', ',', '=' or spaces (cell keys are op/type/backend)", c.Op)
+	case c.Type.String() == "" || strings.HasPrefix(c.Type.String(), "type("):
+		return bad("type %d is not a GGUF type of package oracle", uint32(c.Type))
+	case c.Build == nil:
+		return bad("no Build (the twin's builder)")
+	case c.Cases == nil:
+		return bad("no Cases (the conformance inputs with the oracle's bytes)")
+	case c.Width < 0 || c.Width&(c.Width-1) != 0:
+		return bad("canonical width %d is not 0 or a power of two", c.Width)
+	case c.MaxRows < 0 || c.DefaultSubgroups < 0:
+		return bad("negative MaxRows or DefaultSubgroups")
+	}
+	if c.Workload != nil {
+		if err := c.Workload.Check(); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return nil
 }
 
 // Cells returns every registered cell, sorted by op then type id.

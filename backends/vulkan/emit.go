@@ -11,7 +11,8 @@ import (
 // EmitOptions are the target facts the emitter records into the Module, and how it writes it.
 type EmitOptions struct {
 	// SubgroupSize is the subgroup size the lowering assumed (0: none). It is recorded in
-	// Module.SubgroupSize; the device must run the pipeline with exactly that size.
+	// Module.SubgroupSize, where the module uses subgroups: the device must run the pipeline
+	// with exactly that size (a module without subgroup operations records 0).
 	SubgroupSize uint32
 	// Env is the target environment: the SPIR-V version written and the extensions declared
 	// (EnvDefault: Vulkan1_3). Device.Env is the one a device runs.
@@ -344,6 +345,12 @@ func (e *spvEmitter) module() *Module {
 
 		SubgroupArithmetic: c[spvCapGroupNonUniformArithmetic],
 		AtomicFloat32Add:   c[spvCapAtomicFloat32AddEXT],
+	}
+	if !c[spvCapGroupNonUniform] {
+		// The module uses no subgroup operation or builtin (each declares GroupNonUniform): the
+		// size the lowering assumed binds nothing, and requiring it would refuse a workgroup
+		// narrower than a subgroup (a kernel of one invocation per workgroup on lavapipe's 8).
+		mod.SubgroupSize = 0
 	}
 	return mod
 }

@@ -20,7 +20,7 @@ func init() {
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ops := fs.String("op", "", "comma-separated ops (default all)")
+	ops := fs.String("op", "", "comma-separated ops (default all; with PACKAGE arguments, the ops of their cells)")
 	types := fs.String("type", "", "comma-separated types (default all)")
 	shape := fs.String("shape", "", "workload shape: the op's primary variables (4096x4096) or NAME=VALUE,... (default: the op's realistic shape)")
 	schedule := fs.String("schedule", "", "schedule to run at, e.g. lanes=32,blocked (default: the tuning cache's for this device, else the cell's default)")
@@ -30,24 +30,24 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 10, "dispatches per measurement")
 	repeats := fs.Int("repeats", 5, "measurements (the median is reported)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource bench [-op ..] [-type ..] [-shape SHAPE] [-schedule S] [-tuning FILE] [-manifest FILE] [-json FILE] [-n N] [-repeats N]")
+		fmt.Fprintln(stderr, "usage: onesource bench [-op ..] [-type ..] [-shape SHAPE] [-schedule S] [-tuning FILE] [-manifest FILE] [-json FILE] [-n N] [-repeats N] [PACKAGE...]")
+		fmt.Fprintln(stderr, "  PACKAGE...: packages whose cells (func Cells() []kernels.Cell) join the library's")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if rc, done := withCells("bench", args, fs.Args(), stdout, stderr); done {
+		return rc
 	}
 	if *n < 1 || *repeats < 1 {
 		fmt.Fprintln(stderr, "onesource bench: -n and -repeats must be at least 1")
 		return 2
 	}
-	f := conformance.Filter{Ops: splitList(*ops), Types: splitList(*types)}
+	f := conformance.Filter{Ops: opsOr(*ops), Types: splitList(*types)}
 	cells := f.Cells()
 	if len(cells) == 0 {
-		fmt.Fprintln(stderr, "onesource bench: no cell matches the filters")
+		fmt.Fprintln(stderr, noCells("bench", f))
 		return 2
 	}
 	shapes, err := shapesFor(cells, *shape)
@@ -92,6 +92,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		if m, err = incumbent.Load(*manifest); err != nil {
 			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
 			return 1
+		}
+		if err := unregistered("bench", m); err != nil {
+			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
+			return 2
 		}
 	}
 	v := &conformance.Vulkan{}

@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/internal/atomicfile"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/oracle"
 	"github.com/onesource-go/onesource/registry"
 )
 
@@ -126,16 +131,21 @@ func runCells(args []string, stdout, stderr io.Writer) int {
 	verify := fs.Bool("verify", false, "check the history (chain, head, signatures) and that the cells are its replay, and say so")
 	trustPath := fs.String("trust", "", "trust file of public keys (default $"+registry.TrustEnv+"): every flip must rest on evidence one of them signed")
 	migrate := fs.Bool("migrate", false, "convert a format-1 registry (no head hash) to the current format, saying what cannot be checked")
+	vars := fs.String("vars", "", "list the variables a manifest's expressions may use for cell `OP/TYPE`, with their values at its benchmark shape, and stop")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource cells [-registry FILE] [-html OUT] [-verify [-trust KEYS]] [-migrate]")
+		fmt.Fprintln(stderr, "usage: onesource cells [-registry FILE] [-html OUT] [-verify [-trust KEYS]] [-migrate] [PACKAGE...]")
+		fmt.Fprintln(stderr, "       onesource cells -vars OP/TYPE [PACKAGE...]")
+		fmt.Fprintln(stderr, "  PACKAGE...: packages whose cells (func Cells() []kernels.Cell) join the library's")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if rc, done := withCells("cells", args, fs.Args(), stdout, stderr); done {
+		return rc
+	}
+	if *vars != "" {
+		return cellVars(*vars, stdout, stderr)
 	}
 	if *htmlOut != "" {
 		if err := atomicfile.CheckOutput(*htmlOut, *path); err != nil {
@@ -311,4 +321,52 @@ func writeCellsHTML(w io.Writer, path string, r *registry.Registry, rows []cellR
 		"Legend3": chartLeft + 150, "Legend3t": chartLeft + 166,
 	}
 	return cellsTmpl.Execute(w, data)
+}
+
+// cellVars prints the variables of cell name's benchmark workload (conformance.WorkloadVars) at
+// the schedule the gate benchmarks it at on a Vulkan device of unknown subgroup size (the
+// cell's default there): `onesource cells -vars OP/TYPE`.
+func cellVars(name string, stdout, stderr io.Writer) int {
+	op, typ, _ := strings.Cut(name, "/")
+	t, err := oracle.ParseType(typ)
+	var c kernels.Cell
+	ok := false
+	if err == nil {
+		c, ok = kernels.Lookup(op, t)
+	}
+	if !ok {
+		fmt.Fprintf(stderr, "onesource cells: -vars %s: no such cell (want OP/TYPE, e.g. rms_norm/f32); searched %s\n", name, searched("cells"))
+		return 2
+	}
+	s := c.DefaultSchedule("vulkan")
+	vs, err := conformance.WorkloadVars(c, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "onesource cells: -vars %s: %v\n", name, err)
+		return 1
+	}
+	where := "its benchmark shape (shape variables: set them with gate/bench/tune -shape or a manifest entry's \"shape\"; derived ones follow from them)"
+	if len(vs) > 0 && vs[0].Kind == "case" {
+		where = "its largest conformance case (the cell declares no workload, kernels.Cell.Workload: no variable can be set)"
+	}
+	fmt.Fprintf(stdout, "%s: the variables of a manifest's expressions, at %s, schedule %s:\n", c.Name(), where, s)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIABLE\tVALUE\tKIND\tWHAT")
+	for _, v := range vs {
+		kind := v.Kind
+		if v.Type != "" {
+			kind += " (" + v.Type + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, number(v.Value), kind, v.Doc)
+	}
+	tw.Flush()
+	return 0
+}
+
+// number writes v as a manifest would: an integer in full ("2359296", not "2.359296e+06"), any
+// other value in the shortest form that reads back the same.
+func number(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }

@@ -29,7 +29,7 @@ func splitList(s string) []string {
 func runConform(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ops := fs.String("op", "", "comma-separated ops (default all)")
+	ops := fs.String("op", "", "comma-separated ops (default all; with PACKAGE arguments, the ops of their cells)")
 	types := fs.String("type", "", "comma-separated types (default all)")
 	backends := fs.String("backend", "", "comma-separated backends (default all): "+strings.Join(targetNames(), ", "))
 	fs.StringVar(backends, "backends", "", "the same as -backend")
@@ -41,19 +41,19 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print where each run's time went (build, lower, emit, validate, driver, run) and the totals per backend")
 	schedules := fs.String("schedules", "default", "default (each backend's), sample (four per cell and the default), all (every schedule of each cell), or a list like 'lanes=8,strided;lanes=64'")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-tuning FILE] [-bench] [-checked=false] [-vulkan-env 1.1|1.2|1.3] [-json FILE] [-v]")
+		fmt.Fprintln(stderr, "usage: onesource conform [-op ..] [-type ..] [-backend ..] [-schedules default|sample|all|LIST] [-tuning FILE] [-bench] [-checked=false] [-vulkan-env 1.1|1.2|1.3] [-json FILE] [-v] [PACKAGE...]")
+		fmt.Fprintln(stderr, "  PACKAGE...: packages whose cells (func Cells() []kernels.Cell) join the library's")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if rc, done := withCells("conform", args, fs.Args(), stdout, stderr); done {
+		return rc
 	}
-	f := conformance.Filter{Ops: splitList(*ops), Types: splitList(*types), Backends: splitList(*backends)}
+	f := conformance.Filter{Ops: opsOr(*ops), Types: splitList(*types), Backends: splitList(*backends)}
 	if len(f.Cells()) == 0 {
-		fmt.Fprintln(stderr, "onesource conform: no cell matches the filters")
+		fmt.Fprintln(stderr, noCells("conform", f))
 		return 2
 	}
 	env, err := vulkan.ParseEnv(*vulkanEnv)

@@ -29,9 +29,10 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	trustPath := fs.String("trust", "", "trust file of public keys (default $"+registry.TrustEnv+"): only flips signed by one of them let a file go")
 	recoverOnly := fs.Bool("recover", false, "only finish or roll back a drain -apply that was interrupted (killed) in the manifest's directory")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource drain -manifest FILE [-registry FILE] [-trust KEYS] [-json OUT] [-patch OUT] [-apply] [DIR...]")
+		fmt.Fprintln(stderr, "usage: onesource drain -manifest FILE [-registry FILE] [-trust KEYS] [-json OUT] [-patch OUT] [-apply] [DIR...] [PACKAGE...]")
 		fmt.Fprintln(stderr, "       onesource drain -recover -manifest FILE")
-		fmt.Fprintln(stderr, "  DIR...: trees whose hand-written lines (the ledger) are shown before and after")
+		fmt.Fprintln(stderr, "  DIR...: trees whose hand-written lines (the ledger) are shown before and after (directories without Go files)")
+		fmt.Fprintln(stderr, "  PACKAGE...: packages whose cells (func Cells() []kernels.Cell) join the library's: their twins let files go")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -40,6 +41,10 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	if *manPath == "" {
 		fs.Usage()
 		return 2
+	}
+	patterns, dirs := splitArgs(fs.Args())
+	if rc, done := withCells("drain", args, patterns, stdout, stderr); done {
+		return rc
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "onesource drain:", err)
@@ -77,7 +82,7 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	inputs := append(append(m.Inputs(), *regPath), ledgerInputs(fs.Args())...)
+	inputs := append(append(m.Inputs(), *regPath), ledgerInputs(dirs)...)
 	for _, out := range []string{*jsonOut, *patchOut} {
 		if out == "" {
 			continue
@@ -87,6 +92,9 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	p.Write(stdout)
+	if note := noTwinNote("drain", p); note != "" {
+		fmt.Fprintln(stdout, note)
+	}
 	if *jsonOut != "" {
 		b, err := json.MarshalIndent(p, "", "  ")
 		if err == nil {
@@ -106,10 +114,10 @@ func runDrain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	ledgerLine := func(when string) {
-		if fs.NArg() == 0 {
+		if len(dirs) == 0 {
 			return
 		}
-		r, err := ledger.Count(fs.Args()...)
+		r, err := ledger.Count(dirs...)
 		if err != nil {
 			fmt.Fprintf(stdout, "ledger %s: %v\n", when, err)
 			return

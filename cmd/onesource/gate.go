@@ -26,7 +26,7 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	manifest := fs.String("manifest", "examples/incumbents/manifest.json", "incumbents manifest (JSON, see package incumbent)")
 	regPath := fs.String("registry", "cells.json", "registry file to update (created when missing)")
-	ops := fs.String("op", "", "comma-separated ops (default all with an incumbent)")
+	ops := fs.String("op", "", "comma-separated ops (default all with an incumbent; with PACKAGE arguments, the ops of their cells)")
 	types := fs.String("type", "", "comma-separated types (default all)")
 	threshold := fs.Float64("threshold", 0, "minimum median twin/incumbent ratio for a flip (default: the registry's, 0.97)")
 	all := fs.Bool("all", false, "also gate cells without an incumbent (they become fallback or failing)")
@@ -39,29 +39,33 @@ func runGate(args []string, stdout, stderr io.Writer) int {
 	signKey := fs.String("sign", "", "ed25519 private key (PEM PKCS#8, see onesource key) to sign every history entry this run writes")
 	shapeText := fs.String("shape", "", "benchmark shape of every gated cell: NAME=VALUE,... of its op's shape variables (rows=64,n=4096) or the positional ROWSxN (TOKENSxHEADSxHEAD_DIM for rope ops); default: each op's realistic default")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-timeout 5m] [-seed N] [-dry-run]")
+		fmt.Fprintln(stderr, "usage: onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [-tuning FILE] [-op ..] [-type ..] [-threshold 0.97] [-all] [-pairs N] [-n N] [-shape rows=64,n=4096|64x4096] [-timeout 5m] [-seed N] [-dry-run] [PACKAGE...]")
+		fmt.Fprintln(stderr, "  PACKAGE...: packages whose cells (func Cells() []kernels.Cell) join the library's")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if rc, done := withCells("gate", args, fs.Args(), stdout, stderr); done {
+		return rc
 	}
 	if *threshold < 0 || *threshold > 10 {
 		fmt.Fprintf(stderr, "onesource gate: -threshold %g out of range\n", *threshold)
 		return 2
 	}
-	f := conformance.Filter{Ops: splitList(*ops), Types: splitList(*types)}
+	f := conformance.Filter{Ops: opsOr(*ops), Types: splitList(*types)}
 	if len(f.Cells()) == 0 {
-		fmt.Fprintln(stderr, "onesource gate: no cell matches the filters")
+		fmt.Fprintln(stderr, noCells("gate", f))
 		return 2
 	}
 	m, err := incumbent.Load(*manifest)
 	if err != nil {
 		fmt.Fprintf(stderr, "onesource gate: %v\n", err)
 		return 1
+	}
+	if err := unregistered("gate", m); err != nil {
+		fmt.Fprintf(stderr, "onesource gate: %v\n", err)
+		return 2
 	}
 	shape, err := gateShape(f, m, *all, *shapeText)
 	if err != nil {

@@ -85,12 +85,17 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	htmlOut := fs.String("html", "", "write the report as an offline HTML page")
 	trustPath := fs.String("trust", "", "trust file of public keys (default $"+registry.TrustEnv+"): every flip must rest on evidence one of them signed")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource report [-registry FILE] [-manifest FILE] [-html OUT] [DIR...]")
-		fmt.Fprintln(stderr, "  DIR...: the hand-written kernel trees of the ledger (default: the manifest's directory)")
+		fmt.Fprintln(stderr, "usage: onesource report [-registry FILE] [-manifest FILE] [-html OUT] [DIR...] [PACKAGE...]")
+		fmt.Fprintln(stderr, "  DIR...: the hand-written kernel trees of the ledger, directories without Go files (default: the manifest's directory)")
+		fmt.Fprintln(stderr, "  PACKAGE...: packages whose cells (func Cells() []kernels.Cell) join the library's: their twins let files go")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	patterns, dirs := splitArgs(fs.Args())
+	if rc, done := withCells("report", args, patterns, stdout, stderr); done {
+		return rc
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "onesource report:", err)
@@ -114,7 +119,6 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	dirs := fs.Args()
 	if len(dirs) == 0 && m != nil {
 		dirs = []string{m.Dir}
 	}
@@ -139,6 +143,11 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		d.burn(d.Plan.BurnDown())
 	}
 	d.text(stdout)
+	if d.Plan != nil {
+		if note := noTwinNote("report", d.Plan); note != "" {
+			fmt.Fprintln(stdout, note)
+		}
+	}
 	if *htmlOut != "" {
 		var b bytes.Buffer
 		if err := reportTmpl.Execute(&b, d); err != nil {
@@ -204,9 +213,11 @@ func (d *reportData) cells(reg *registry.Registry) {
 		for _, e := range d.Plan.Entries {
 			inPlan[e.Cell] = true
 			if !e.Remove {
+				// The registry's reason says why a hand, declined or failing cell is so; the
+				// plan's says why a dsl cell keeps its incumbent (no twin here).
 				why := e.Why
-				if c, ok := reg.Cell(keyOf(e.Cell)); ok && c.Reason != "" {
-					why += "; registry: " + c.Reason
+				if c, ok := reg.Cell(keyOf(e.Cell)); ok && c.Reason != "" && c.State != registry.DSL {
+					why = c.Reason
 				}
 				d.Kept = append(d.Kept, keptRow{Cell: e.Cell, State: e.State, Why: why})
 			}

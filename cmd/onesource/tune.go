@@ -18,7 +18,7 @@ func init() {
 func runTune(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ops := fs.String("op", "", "comma-separated ops (default all)")
+	ops := fs.String("op", "", "comma-separated ops (default all; with PACKAGE arguments, the ops of their cells)")
 	types := fs.String("type", "", "comma-separated types (default all)")
 	backend := fs.String("backend", "vulkan", "the backend to tune on (vulkan: the device here)")
 	shape := fs.String("shape", "", "workload shape: the op's primary variables (64x4096) or NAME=VALUE,... (default: the op's realistic shape)")
@@ -27,15 +27,15 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 	n := fs.Int("n", 10, "dispatches per measurement")
 	dryRun := fs.Bool("dry-run", false, "do not write the cache")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource tune [-op ..] [-type ..] [-backend vulkan] [-shape SHAPE] [-cache FILE] [-rounds N] [-n N] [-dry-run]")
+		fmt.Fprintln(stderr, "usage: onesource tune [-op ..] [-type ..] [-backend vulkan] [-shape SHAPE] [-cache FILE] [-rounds N] [-n N] [-dry-run] [PACKAGE...]")
+		fmt.Fprintln(stderr, "  PACKAGE...: packages whose cells (func Cells() []kernels.Cell) join the library's")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if rc, done := withCells("tune", args, fs.Args(), stdout, stderr); done {
+		return rc
 	}
 	if *backend != "vulkan" {
 		fmt.Fprintf(stderr, "onesource tune: -backend %s: only vulkan is tuned on this machine (CUDA and HIP tuning needs their device runtime)\n", *backend)
@@ -45,10 +45,10 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "onesource tune: -rounds and -n must be at least 1")
 		return 2
 	}
-	f := conformance.Filter{Ops: splitList(*ops), Types: splitList(*types)}
+	f := conformance.Filter{Ops: opsOr(*ops), Types: splitList(*types)}
 	cells := f.Cells()
 	if len(cells) == 0 {
-		fmt.Fprintln(stderr, "onesource tune: no cell matches the filters")
+		fmt.Fprintln(stderr, noCells("tune", f))
 		return 2
 	}
 	shapes, err := shapesFor(cells, *shape)
