@@ -212,6 +212,11 @@ func withCells(name string, args, patterns []string, stdout, stderr io.Writer) (
 		return 0, false
 	}
 	pkgs, cmdDir, err := findCells(patterns)
+	var ae *argsError
+	if errors.As(err, &ae) {
+		fmt.Fprintf(stderr, "onesource %s: %s: the arguments after the flags are packages whose cells (func Cells() []kernels.Cell) join the library's: %v\n", name, strings.Join(patterns, " "), ae.err)
+		return 2, true
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "onesource %s: %v\n", name, err)
 		return 1, true
@@ -235,6 +240,12 @@ func withCells(name string, args, patterns []string, stdout, stderr io.Writer) (
 	return 0, true
 }
 
+// argsError is findCells' error for patterns that name no package declaring Cells: a mistake
+// in the command's arguments (exit status 2), not in a package's code.
+type argsError struct{ err error }
+
+func (e *argsError) Error() string { return e.err.Error() }
+
 // cellPackage is a package found to declare Cells.
 type cellPackage struct {
 	path, dir string
@@ -250,7 +261,7 @@ func findCells(patterns []string) ([]cellPackage, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	var errs []string
+	var errs, listErrs []string
 	var out []cellPackage
 	cmdDir := ""
 	var without []string
@@ -262,7 +273,11 @@ func findCells(patterns []string) ([]cellPackage, string, error) {
 			continue
 		}
 		for _, e := range p.Errors {
-			errs = append(errs, e.Error())
+			if e.Kind == packages.ListError {
+				listErrs = append(listErrs, e.Error())
+			} else {
+				errs = append(errs, e.Error())
+			}
 		}
 		if p.Types == nil || len(p.Errors) > 0 {
 			continue
@@ -283,6 +298,9 @@ func findCells(patterns []string) ([]cellPackage, string, error) {
 		}
 		out = append(out, cellPackage{path: p.PkgPath, dir: filepath.Dir(p.GoFiles[0])})
 	}
+	if len(listErrs) > 0 {
+		return nil, "", &argsError{fmt.Errorf("%s", strings.Join(listErrs, "\n"))}
+	}
 	if len(errs) > 0 {
 		return nil, "", fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
@@ -291,9 +309,9 @@ func findCells(patterns []string) ([]cellPackage, string, error) {
 	}
 	if len(out) == 0 {
 		if len(without) == 0 {
-			return nil, "", fmt.Errorf("no package matches %s", strings.Join(patterns, " "))
+			return nil, "", &argsError{fmt.Errorf("no package matches %s", strings.Join(patterns, " "))}
 		}
-		return nil, "", fmt.Errorf("no package among %s declares func Cells() []kernels.Cell (searched %s)", strings.Join(patterns, " "), strings.Join(without, ", "))
+		return nil, "", &argsError{fmt.Errorf("no package among %s declares func Cells() []kernels.Cell (searched %s)", strings.Join(patterns, " "), strings.Join(without, ", "))}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, cmdDir, nil

@@ -264,7 +264,11 @@ func TestReportAgreesWithPlan(t *testing.T) {
 	burn := text[bb:]
 	last := -1
 	for _, l := range strings.Split(burn, "\n") {
-		if f := strings.Fields(l); len(f) > 2 && f[0] != "BURN-DOWN" && !strings.HasPrefix(l, "wrote") {
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			continue
+		}
+		if _, err := strconv.Atoi(f[0]); err == nil {
 			last, _ = strconv.Atoi(f[len(f)-1])
 		}
 	}

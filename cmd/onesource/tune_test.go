@@ -83,7 +83,7 @@ func TestTuneAndBenchErrors(t *testing.T) {
 		{[]string{"bench", "-op", "softmax", "-schedule", "lanes=12"}, 2, "-schedule"},
 		{[]string{"bench", "-op", "matvec_q8", "-type", "q4_K", "-schedule", "lanes=128"}, 2, "does not fit"},
 		{[]string{"bench", "-op", "add", "-tuning", filepath.Join(dir, "missing.json")}, 1, "missing.json"},
-		{[]string{"bench", "extra"}, 2, "usage"},
+		{[]string{"bench", "extra"}, 2, "the arguments after the flags are packages whose cells"},
 	} {
 		code, _, stderr := run(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {
