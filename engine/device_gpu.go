@@ -17,6 +17,7 @@ import (
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/internal/gpudrv"
 	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/lower"
 )
 
 // gpuDevice serves the engine on a CUDA or HIP device, a GPU's or the emulated one (host
@@ -30,7 +31,8 @@ type gpuDevice struct {
 	dev     *gpudrv.Device
 	stream  *gpudrv.Stream
 	desc    vulkan.DeviceInfo
-	caps    int // the subgroup size the dialect's lowering assumes
+	caps    int        // the subgroup size the dialect's lowering assumes
+	lcaps   lower.Caps // what the dialect's lowering assumes (checked mode instruments for it)
 	emit    func(k *ir.Kernel) (string, *ir.Kernel, error)
 	kernels map[string]*gpudrv.Kernel // incumbents' compiled sources, by hash
 	closeFn func() error
@@ -66,7 +68,7 @@ func openGPU(opts Options) (device, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.dev, info, arch, kind, g.caps = d.Device, d.Info().Properties, d.Info().Arch, "CUDA", cuda.Caps.SubgroupSize
+		g.dev, info, arch, kind, g.caps, g.lcaps = d.Device, d.Info().Properties, d.Info().Arch, "CUDA", cuda.Caps.SubgroupSize, cuda.Caps
 		g.emit = cuda.EmitLowered
 	case HIP:
 		d, err := gpudrv.OpenDevice(opts.Emulated, opts.DeviceIndex, hip.OpenEmulated, hip.Available, hip.Open)
@@ -86,7 +88,7 @@ func openGPU(opts Options) (device, error) {
 			d.Close()
 			return nil, err
 		}
-		g.dev, info, arch, kind, g.caps = d.Device, d.Info().Properties, d.Info().Arch, "HIP", caps.SubgroupSize
+		g.dev, info, arch, kind, g.caps, g.lcaps = d.Device, d.Info().Properties, d.Info().Arch, "HIP", caps.SubgroupSize, caps
 		g.emit = func(k *ir.Kernel) (string, *ir.Kernel, error) { return hip.EmitLowered(k, target) }
 	}
 	st, err := g.dev.NewStream(opts.Timed)

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/dsl"
 	"github.com/onesource-go/onesource/incumbent"
+	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/lower"
 	"github.com/onesource-go/onesource/oracle"
 	"github.com/onesource-go/onesource/registry"
 	"github.com/onesource-go/onesource/tuning"
@@ -60,6 +63,11 @@ type Options struct {
 	// what one binding can address; 2^31-1 on cpu, cuda and hip); larger matrices are split by
 	// rows. Tests lower it.
 	MaxBinding int
+	// Checked runs every twin bounds-checked (see checked.go): a flush whose dispatches indexed
+	// a buffer out of bounds fails, naming the kernel's Go line. The environment variable
+	// ONESOURCE_CHECKED=1 (lower.CheckedEnv) sets it for every engine. It costs a report slot per
+	// dispatch and one read per flush, and slower twins (the README has the measured figures).
+	Checked bool
 }
 
 // Engine is an open device serving op calls. Its methods are safe for concurrent use; calls are
@@ -83,6 +91,10 @@ type Engine struct {
 	tracing bool
 	label   string
 	closed  bool
+	arenas  []*reportArena  // checked mode: the report slots of this flush's dispatches
+	reports []pendingReport // checked mode: the queued dispatches' reports
+	// twinBuild, when set (tests), replaces the builder of a cell's twin where it returns one.
+	twinBuild func(kernels.Cell) func(kernels.Schedule) *dsl.Kernel
 }
 
 // Call is one served op call, as the trace records it.
@@ -118,6 +130,7 @@ func Open(opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("engine: registry %s: %w", opts.Registry.Path(), err)
 		}
 	}
+	opts.Checked = opts.Checked || lower.CheckedRequested()
 	switch opts.Backend {
 	case "", Vulkan:
 		dev, err = openVulkan(opts)
@@ -134,6 +147,10 @@ func Open(opts Options) (*Engine, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if _, ok := dev.(boundsChecker); opts.Checked && !ok {
+		dev.close()
+		return nil, fmt.Errorf("engine: checked mode (Options.Checked or %s=1): the %s backend runs no bounds-checked twins", lower.CheckedEnv, dev.backend())
 	}
 	e := &Engine{
 		dev: dev, backend: dev.backend(), opts: opts, caps: dev.subgroupSize(),
@@ -246,13 +263,15 @@ func (e *Engine) flushCtx(ctx context.Context) error {
 	if e.closed {
 		return errors.New("engine: closed")
 	}
-	pending := e.pending
-	e.pending = nil
+	pending, reports := e.pending, e.reports
+	e.pending, e.reports = nil, nil
 	if e.dev.queued() == 0 {
 		return nil
 	}
 	times, err := e.dev.flush(ctx)
 	if err != nil {
+		// The reports may still be written by work in flight: their arenas are not reused.
+		e.arenas = nil
 		return fmt.Errorf("engine: %w", err)
 	}
 	for i, ti := range pending {
@@ -263,8 +282,15 @@ func (e *Engine) flushCtx(ctx context.Context) error {
 			}
 		}
 	}
+	if len(reports) > 0 {
+		return e.readReports(reports)
+	}
 	return nil
 }
+
+// Checked reports whether the engine runs its twins bounds-checked (Options.Checked, or
+// ONESOURCE_CHECKED=1).
+func (e *Engine) Checked() bool { return e.opts.Checked }
 
 // SetLabel labels the calls made from now on (Call.Label), for a profile: "layer 3 ffn".
 func (e *Engine) SetLabel(label string) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/kernels"
+	"github.com/onesource-go/onesource/lower"
 	"github.com/onesource-go/onesource/oracle"
 	"github.com/onesource-go/onesource/registry"
 	"github.com/onesource-go/onesource/tuning"
@@ -41,7 +42,8 @@ type twin struct {
 	tuned bool
 	why   string
 	prog  program
-	err   error // why the twin cannot serve
+	diag  *lower.Diagnostics // checked mode: the table of the twin's report (its last binding)
+	err   error              // why the twin cannot serve
 }
 
 // hand is an incumbent instantiated at one shape.
@@ -86,6 +88,7 @@ func (e *Engine) serve(c *call) error {
 		views  []view
 		push   []byte
 		groups [3]uint32
+		report *pendingReport
 	)
 	switch impl {
 	case registry.Twin:
@@ -93,8 +96,20 @@ func (e *Engine) serve(c *call) error {
 		if err != nil {
 			return err
 		}
-		if views, err = bindViews(c, tw.prog.bindings(), nil); err != nil {
+		bindings := tw.prog.bindings()
+		if tw.diag != nil {
+			bindings = bindings[:len(bindings)-1] // the report, bound below
+		}
+		if views, err = bindViews(c, bindings, nil); err != nil {
 			return err
+		}
+		if tw.diag != nil {
+			a, slot, err := e.reportSlot()
+			if err != nil {
+				return err
+			}
+			views = append(views, view{buf: a.buf, off: slot * a.stride, size: lower.ReportBytes})
+			report = &pendingReport{arena: a, slot: slot, diag: tw.diag, cell: rec.Cell}
 		}
 		names := tw.prog.params()
 		push = make([]byte, 4*len(names))
@@ -132,6 +147,9 @@ func (e *Engine) serve(c *call) error {
 	rec.Impl, rec.Why, rec.Groups = impl, why, groups
 	if err := e.dev.dispatch(prog, views, push, groups); err != nil {
 		return fmt.Errorf("engine: %s (%s): %w", rec.Cell, rec.Kernel, err)
+	}
+	if report != nil {
+		e.reports = append(e.reports, *report)
 	}
 	ti := -1 // one pending entry per queued dispatch: its trace index, or -1 when not traced
 	if e.tracing {
@@ -200,10 +218,25 @@ func (e *Engine) buildTwin(c *call) *twin {
 			tw.sched, tw.tuned, tw.why = kernels.ChooseSchedule(e.opts.Tuning, key, cell, def)
 		}
 	}
-	k, err := cell.Build(tw.sched).Build()
+	build := cell.Build
+	if e.twinBuild != nil {
+		if b := e.twinBuild(cell); b != nil {
+			build = b
+		}
+	}
+	k, err := build(tw.sched).Build()
 	if err != nil {
 		tw.err = fmt.Errorf("engine: %s: the twin does not build at %s: %w", c.cell(), tw.sched, err)
 		return tw
+	}
+	if e.opts.Checked {
+		if caps, instrument := e.dev.(boundsChecker).checkedCaps(); instrument {
+			if k, tw.diag, err = lower.RunChecked(k, caps); err != nil {
+				tw.err = fmt.Errorf("engine: %s: checked mode: %w", c.cell(), err)
+				return tw
+			}
+			tw.why += "; bounds-checked"
+		}
 	}
 	if tw.prog, err = e.dev.compile(k); err != nil {
 		tw.err = fmt.Errorf("engine: %s: %w", c.cell(), err)

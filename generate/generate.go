@@ -61,13 +61,21 @@ type Backend struct {
 	// Emit returns the file's bytes and what a generated Go file records about it besides its
 	// name and hash: the Vulkan module's layout, the C-family length arguments.
 	Emit func(k *ir.Kernel) ([]byte, prebuilt.Artifact, error)
+	// Checked, when not nil, is what Emit lowers for: the checked build (gen -checked) is the
+	// kernel lowered and instrumented for it (lower.RunChecked), then emitted. Nil for the
+	// backends package prebuilt runs no checked build on: cpu (the executor checks every access
+	// itself), metal and webgpu (no runtime in prebuilt).
+	Checked *lower.Caps
 }
+
+// hipCaps is what the hip backend lowers for: every AMD GPU (hip.Generic).
+var hipCaps = mustCaps(hip.CapsFor(hip.Generic))
 
 // Backends lists the backends gen can write, by name.
 var Backends = map[string]Backend{
-	"vulkan": {Name: "vulkan", Ext: ".spv", Emit: emitSPIRV},
-	"cuda":   {Name: "cuda", Ext: ".cu", Emit: cfamilyEmitter(cuda.Emit, cuda.Caps)},
-	"hip":    {Name: "hip", Ext: ".hip", Emit: cfamilyEmitter(func(k *ir.Kernel) (string, error) { return hip.Emit(k, hip.Generic) }, mustCaps(hip.CapsFor(hip.Generic)))},
+	"vulkan": {Name: "vulkan", Ext: ".spv", Emit: emitSPIRV, Checked: &vulkan.PortableCaps},
+	"cuda":   {Name: "cuda", Ext: ".cu", Emit: cfamilyEmitter(cuda.Emit, cuda.Caps), Checked: &cuda.Caps},
+	"hip":    {Name: "hip", Ext: ".hip", Emit: cfamilyEmitter(func(k *ir.Kernel) (string, error) { return hip.Emit(k, hip.Generic) }, hipCaps), Checked: &hipCaps},
 	"metal":  {Name: "metal", Ext: ".metal", Emit: cfamilyEmitter(metal.Emit, metal.Caps)},
 	"cpu":    {Name: "cpu", Ext: cpu.FileExt, Emit: emitCPU},
 	"webgpu": {Name: "webgpu", Ext: ".wgsl", Emit: emitWGSL},
@@ -160,7 +168,19 @@ type Built struct {
 // Build builds every kernel and emits it for each named backend. Errors from all kernels are
 // returned together; two kernels of one name are an error (their files would collide). The result
 // is sorted by kernel name.
-func Build(ks []*dsl.Kernel, backends []string) ([]Built, error) {
+func Build(ks []*dsl.Kernel, backends []string) ([]Built, error) { return build(ks, backends, false) }
+
+// BuildChecked is Build with, for every backend that has one (Backend.Checked), the kernel's
+// bounds-checked build beside it: <kernel>.checked<ext>, recorded as the artifact's Checked with
+// the table of its checked accesses, which prebuilt.Options.Checked runs (onesource gen -checked).
+func BuildChecked(ks []*dsl.Kernel, backends []string) ([]Built, error) {
+	return build(ks, backends, true)
+}
+
+// CheckedExt is what a checked build's file name has before the backend's extension.
+const CheckedExt = ".checked"
+
+func build(ks []*dsl.Kernel, backends []string, checked bool) ([]Built, error) {
 	for _, b := range backends {
 		if _, ok := Backends[b]; !ok {
 			return nil, fmt.Errorf("unknown backend %q (known: %s)", b, strings.Join(BackendNames(), ", "))
@@ -198,6 +218,16 @@ func Build(ks []*dsl.Kernel, backends []string) ([]Built, error) {
 			sum := sha256.Sum256(data)
 			a.Backend, a.File, a.SHA256 = name, f.Name, hex.EncodeToString(sum[:])
 			b.Files = append(b.Files, f)
+			if checked && be.Checked != nil {
+				cf, ca, err := emitChecked(be, k)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s: %s: checked build: %w", name, k.Name, err))
+					ok = false
+					continue
+				}
+				b.Files = append(b.Files, cf)
+				a.Checked = ca
+			}
 			b.Meta.Artifacts = append(b.Meta.Artifacts, a)
 		}
 		if ok {
@@ -207,6 +237,37 @@ func Build(ks []*dsl.Kernel, backends []string) ([]Built, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Kernel.Name < out[j].Kernel.Name })
 	return out, errors.Join(errs...)
+}
+
+// emitChecked is k's checked build for backend be: lowered and instrumented for be.Checked,
+// emitted, with the table of its checked accesses.
+func emitChecked(be Backend, k *ir.Kernel) (File, *prebuilt.Artifact, error) {
+	ck, diag, err := lower.RunChecked(k, *be.Checked)
+	if err != nil {
+		return File{}, nil, err
+	}
+	data, a, err := be.Emit(ck)
+	if err != nil {
+		return File{}, nil, err
+	}
+	f := File{Name: k.Name + CheckedExt + be.Ext, Data: data}
+	sum := sha256.Sum256(data)
+	a.Backend, a.File, a.SHA256 = be.Name, f.Name, hex.EncodeToString(sum[:])
+	for _, s := range diag.Sites {
+		file, line := shortFile(s.Pos)
+		a.Sites = append(a.Sites, prebuilt.Site{File: file, Line: line, Buffer: s.Buffer, Access: s.Access, Signed: s.Signed})
+	}
+	return f, &a, nil
+}
+
+// shortFile is p's file as a generated file records it: its directory and base name, as
+// lower.ShortPos prints them (no absolute path), and the line.
+func shortFile(p ir.Pos) (string, int) {
+	s := lower.ShortPos(p)
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		return s[:i], p.Line
+	}
+	return s, p.Line
 }
 
 // Files builds every kernel and emits it for each named backend (see Build), sorted by name.
@@ -224,7 +285,17 @@ func Files(ks []*dsl.Kernel, backends []string) ([]File, error) {
 // value a generated file declares: a program that builds its kernels at run time (no go generate
 // step) places and runs them with prebuilt.Runtime exactly like embedded ones. pkg names the set.
 func NewSet(pkg string, ks []*dsl.Kernel, backends []string) (*prebuilt.Set, error) {
-	built, err := Build(ks, backends)
+	return newSet(pkg, ks, backends, false)
+}
+
+// NewCheckedSet is NewSet with the kernels' bounds-checked builds (BuildChecked), which
+// prebuilt.Options.Checked runs.
+func NewCheckedSet(pkg string, ks []*dsl.Kernel, backends []string) (*prebuilt.Set, error) {
+	return newSet(pkg, ks, backends, true)
+}
+
+func newSet(pkg string, ks []*dsl.Kernel, backends []string, checked bool) (*prebuilt.Set, error) {
+	built, err := build(ks, backends, checked)
 	if err != nil {
 		return nil, err
 	}
@@ -347,10 +418,15 @@ func GoFile(pkgName, pkgPath string, built []Built) ([]byte, error) {
 	var b bytes.Buffer
 	backends := map[string]bool{}
 	var embeds []string
+	checked := false
 	for _, k := range built {
 		for _, a := range k.Meta.Artifacts {
 			backends[a.Backend] = true
 			embeds = append(embeds, ArtifactDir+"/"+a.File)
+			if a.Checked != nil {
+				embeds = append(embeds, ArtifactDir+"/"+a.Checked.File)
+				checked = true
+			}
 		}
 	}
 	sort.Strings(embeds)
@@ -363,7 +439,11 @@ func GoFile(pkgName, pkgPath string, built []Built) ([]byte, error) {
 	b.WriteString("import (\n\t\"embed\"\n\n\t\"github.com/onesource-go/onesource/prebuilt\"\n)\n\n")
 	if len(bl) > 0 {
 		// The generation's flags, so that gen -check compares like with like (RecordedBackends).
-		fmt.Fprintf(&b, "%s%s\n\n", flagsDirective, strings.Join(bl, ","))
+		flags := strings.Join(bl, ",")
+		if checked {
+			flags += checkedFlag
+		}
+		fmt.Fprintf(&b, "%s%s\n\n", flagsDirective, flags)
 	}
 	b.WriteString("// onesourceFiles holds the generated kernel files.\n//\n")
 	for _, e := range embeds {
@@ -399,21 +479,8 @@ func GoFile(pkgName, pkgPath string, built []Built) ([]byte, error) {
 		}
 		b.WriteString("\t\tArtifacts: []prebuilt.Artifact{\n")
 		for _, a := range m.Artifacts {
-			fmt.Fprintf(&b, "\t\t\t{Backend: %q, File: %q, SHA256: %q", a.Backend, ArtifactDir+"/"+a.File, a.SHA256)
-			if len(a.LenArgs) > 0 {
-				fmt.Fprintf(&b, ", LenArgs: %s", intList(a.LenArgs))
-			}
-			if v := a.Vulkan; v != nil {
-				fmt.Fprintf(&b, ",\n\t\t\t\tVulkan: &prebuilt.VulkanModule{PushConstantSize: %d, SubgroupSize: %d, SharedBytes: %d", v.PushConstantSize, v.SubgroupSize, v.SharedBytes)
-				if len(v.Features) > 0 {
-					var q []string
-					for _, f := range v.Features {
-						q = append(q, strconv.Quote(f))
-					}
-					fmt.Fprintf(&b, ", Features: []string{%s}", strings.Join(q, ", "))
-				}
-				b.WriteString("}")
-			}
+			b.WriteString("\t\t\t{")
+			writeArtifact(&b, a)
 			b.WriteString("},\n")
 		}
 		b.WriteString("\t\t},\n\t},\n")
@@ -426,18 +493,71 @@ func GoFile(pkgName, pkgPath string, built []Built) ([]byte, error) {
 	return src, nil
 }
 
-// flagsDirective starts the line of a generated Go file that records the generation's flags.
-const flagsDirective = "//onesource:gen -backends "
+// writeArtifact writes the fields of a's literal (gofmt formats the result).
+func writeArtifact(b *bytes.Buffer, a prebuilt.Artifact) {
+	fmt.Fprintf(b, "Backend: %q, File: %q, SHA256: %q", a.Backend, ArtifactDir+"/"+a.File, a.SHA256)
+	if len(a.LenArgs) > 0 {
+		fmt.Fprintf(b, ", LenArgs: %s", intList(a.LenArgs))
+	}
+	if v := a.Vulkan; v != nil {
+		fmt.Fprintf(b, ",\nVulkan: &prebuilt.VulkanModule{PushConstantSize: %d, SubgroupSize: %d, SharedBytes: %d", v.PushConstantSize, v.SubgroupSize, v.SharedBytes)
+		if len(v.Features) > 0 {
+			var q []string
+			for _, f := range v.Features {
+				q = append(q, strconv.Quote(f))
+			}
+			fmt.Fprintf(b, ", Features: []string{%s}", strings.Join(q, ", "))
+		}
+		b.WriteString("}")
+	}
+	if len(a.Sites) > 0 {
+		b.WriteString(",\nSites: []prebuilt.Site{\n")
+		for _, s := range a.Sites {
+			fmt.Fprintf(b, "{File: %q, Line: %d, Buffer: %q, Access: %q", s.File, s.Line, s.Buffer, s.Access)
+			if s.Signed {
+				b.WriteString(", Signed: true")
+			}
+			b.WriteString("},\n")
+		}
+		b.WriteString("}")
+	}
+	if c := a.Checked; c != nil {
+		b.WriteString(",\nChecked: &prebuilt.Artifact{")
+		writeArtifact(b, *c)
+		b.WriteString("}")
+	}
+}
+
+// flagsDirective starts the line of a generated Go file that records the generation's flags;
+// checkedFlag ends it when the file holds checked builds (gen -checked).
+const (
+	flagsDirective = "//onesource:gen -backends "
+	checkedFlag    = " -checked"
+)
 
 // RecordedBackends returns the backends a generated Go file records it was generated for
 // (sorted), and false when it records none (written before it did, or with no kernels).
 func RecordedBackends(goSrc []byte) ([]string, bool) {
-	for _, line := range strings.Split(string(goSrc), "\n") {
-		if rest, ok := strings.CutPrefix(line, flagsDirective); ok && rest != "" {
-			return strings.Split(rest, ","), true
-		}
+	if rest, ok := recordedFlags(goSrc); ok && rest != "" {
+		return strings.Split(strings.TrimSuffix(rest, checkedFlag), ","), true
 	}
 	return nil, false
+}
+
+// RecordedChecked reports whether a generated Go file records that it was generated with
+// -checked (it holds the kernels' bounds-checked builds).
+func RecordedChecked(goSrc []byte) bool {
+	rest, ok := recordedFlags(goSrc)
+	return ok && strings.HasSuffix(rest, checkedFlag)
+}
+
+func recordedFlags(goSrc []byte) (string, bool) {
+	for _, line := range strings.Split(string(goSrc), "\n") {
+		if rest, ok := strings.CutPrefix(line, flagsDirective); ok {
+			return rest, true
+		}
+	}
+	return "", false
 }
 
 func accessIdent(a prebuilt.Access) string {
@@ -611,6 +731,7 @@ func Main(args []string, stdout, stderr io.Writer, sources ...Source) int {
 	out := fs.String("o", "", "output directory (directory mode); empty: package mode")
 	backends := fs.String("backends", "vulkan", "comma-separated backends: "+strings.Join(BackendNames(), ", "))
 	check := fs.Bool("check", false, "write nothing: exit 1 listing the generated files that are not what generation would write now; in package mode without -backends, for the backends the generated Go file records")
+	checked := fs.Bool("checked", false, "also write each kernel's bounds-checked build for vulkan, cuda and hip (<kernel>.checked<ext>), which prebuilt.Options.Checked and ONESOURCE_CHECKED=1 run")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -618,8 +739,11 @@ func Main(args []string, stdout, stderr io.Writer, sources ...Source) int {
 	if len(names) == 1 && names[0] == "all" {
 		names = BackendNames()
 	}
-	explicit := false
-	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "backends" })
+	explicit, explicitChecked := false, false
+	fs.Visit(func(f *flag.Flag) {
+		explicit = explicit || f.Name == "backends"
+		explicitChecked = explicitChecked || f.Name == "checked"
+	})
 	if *out != "" {
 		var ks []*dsl.Kernel
 		var errs []error
@@ -628,7 +752,12 @@ func Main(args []string, stdout, stderr io.Writer, sources ...Source) int {
 			ks = append(ks, got...)
 			errs = append(errs, err)
 		}
-		files, err := Files(ks, names)
+		built, err := build(ks, names, *checked)
+		var files []File
+		for _, b := range built {
+			files = append(files, b.Files...)
+		}
+		sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 		if err := errors.Join(append(errs, err)...); err != nil {
 			fmt.Fprintf(stderr, "onesource gen: %v\n", err)
 			return 1
@@ -658,11 +787,18 @@ func Main(args []string, stdout, stderr io.Writer, sources ...Source) int {
 			fmt.Fprintf(stderr, "onesource gen: package mode needs the package's path, name and directory (got %q %q %q)\n", s.Path, s.Name, s.Dir)
 			return 2
 		}
-		names := names
+		names, checked := names, *checked
 		if *check {
 			// Like with like: the backends the generated file records, unless -backends says
-			// otherwise, in which case the difference is the finding.
+			// otherwise, in which case the difference is the finding; -checked the same way.
 			if have, err := os.ReadFile(filepath.Join(s.Dir, GoFileName)); err == nil {
+				if rec := RecordedChecked(have); !explicitChecked {
+					checked = rec
+				} else if rec != checked {
+					fmt.Fprintf(stderr, "onesource gen -check: %s: generated with -checked=%v, checked with -checked=%v: check with the flags of its //go:generate line\n", s.Path, rec, checked)
+					status = 1
+					continue
+				}
 				if rec, ok := RecordedBackends(have); ok {
 					want := append([]string(nil), names...)
 					sort.Strings(want)
@@ -678,7 +814,7 @@ func Main(args []string, stdout, stderr io.Writer, sources ...Source) int {
 			}
 		}
 		ks, kerr := s.kernels()
-		built, err := Build(ks, names)
+		built, err := build(ks, names, checked)
 		if err := errors.Join(kerr, err); err != nil {
 			fmt.Fprintf(stderr, "onesource gen: %s: %v\n", s.Path, err)
 			status = 1

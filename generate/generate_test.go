@@ -192,3 +192,60 @@ func TestCheckRecordedFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestGenChecked: gen -checked writes each kernel's bounds-checked build beside its plain file for
+// vulkan, cuda and hip (none for cpu, whose executor checks every access), records them with
+// the table of their checked accesses in the generated Go file and the flag in its directive;
+// -check then compares with checked builds too, and says so when the flags differ.
+func TestGenChecked(t *testing.T) {
+	dir := t.TempDir()
+	src := generate.Source{Path: "example.com/saxpy", Name: "saxpy", Dir: dir, Funcs: []generate.Func{{Name: "saxpy.Kernels", Kernels: saxpy.Kernels}}}
+	var out, errb bytes.Buffer
+	if code := generate.Main([]string{"-backends", "cpu,cuda,vulkan", "-checked"}, &out, &errb, src); code != 0 {
+		t.Fatalf("gen -checked: exit %d: %s", code, errb.String())
+	}
+	for _, f := range []string{"saxpy.spv", "saxpy.checked.spv", "saxpy.cu", "saxpy.checked.cu", "saxpy.cpu.json"} {
+		if _, err := os.Stat(filepath.Join(dir, generate.ArtifactDir, f)); err != nil {
+			t.Errorf("gen -checked: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, generate.ArtifactDir, "saxpy.checked.cpu.json")); err == nil {
+		t.Error("gen -checked wrote a checked build for cpu, whose executor checks every access itself")
+	}
+	goSrc, err := os.ReadFile(filepath.Join(dir, generate.GoFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"//go:embed onesource/saxpy.checked.spv", "Checked: &prebuilt.Artifact{", `Sites: []prebuilt.Site{`, `File: "saxpy/saxpy.go"`} {
+		if !strings.Contains(string(goSrc), want) {
+			t.Errorf("the generated Go file has no %q:\n%s", want, goSrc)
+		}
+	}
+	if !generate.RecordedChecked(goSrc) {
+		t.Error("the generated Go file does not record -checked")
+	}
+	if rec, _ := generate.RecordedBackends(goSrc); strings.Join(rec, ",") != "cpu,cuda,vulkan" {
+		t.Errorf("recorded backends %v", rec)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"-check"}, 0, "up to date"},
+		{[]string{"-check", "-checked=false"}, 1, "generated with -checked=true, checked with -checked=false"},
+	} {
+		out.Reset()
+		errb.Reset()
+		if code := generate.Main(tc.args, &out, &errb, src); code != tc.code || !strings.Contains(out.String()+errb.String(), tc.says) {
+			t.Errorf("%v: exit %d\n%s%s\nwant exit %d saying %q", tc.args, code, out.String(), errb.String(), tc.code, tc.says)
+		}
+	}
+	// Regenerated without -checked, the checked builds go.
+	if code := generate.Main([]string{"-backends", "cpu,cuda,vulkan"}, &out, &errb, src); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, generate.ArtifactDir, "saxpy.checked.spv")); err == nil {
+		t.Error("gen without -checked left the checked build")
+	}
+}

@@ -38,11 +38,20 @@ package lower
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/onesource-go/onesource/ir"
 )
+
+// CheckedEnv is the environment variable that, set to 1, runs bounds-checked kernels outside
+// the test suite too: every engine (engine.Options.Checked) and prebuilt runtime
+// (prebuilt.Options.Checked) of the process (CheckedRequested).
+const CheckedEnv = "ONESOURCE_CHECKED"
+
+// CheckedRequested reports whether CheckedEnv is 1.
+func CheckedRequested() bool { return os.Getenv(CheckedEnv) == "1" }
 
 // ReportWords is the size of the report buffer Checked appends, in u32 words.
 const ReportWords = 4

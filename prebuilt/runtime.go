@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onesource-go/onesource/internal/devrun"
+	"github.com/onesource-go/onesource/lower"
 	"github.com/onesource-go/onesource/registry"
 )
 
@@ -34,6 +35,10 @@ type Options struct {
 	// level H: slow, exact, never a GPU) for the cuda and hip backends instead of a GPU's, for
 	// machines with a C++ compiler and no GPU; their evidence names the emulation.
 	Emulated bool
+	// Checked runs the kernels' bounds-checked builds (see checked.go): a run that indexes a
+	// buffer out of bounds fails, naming the kernel's Go line. The kernels need them generated
+	// (onesource gen -checked); ONESOURCE_CHECKED=1 (lower.CheckedEnv) sets it for every runtime.
+	Checked bool
 }
 
 // Runtime opens devices on demand and places kernels on them. It is safe for concurrent use.
@@ -65,6 +70,7 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	if opts.Toolchain == "" {
 		opts.Toolchain = "onesource prebuilt"
 	}
+	opts.Checked = opts.Checked || lower.CheckedRequested()
 	reg := opts.Registry
 	if reg == nil {
 		reg = registry.New()
@@ -119,19 +125,27 @@ type Placement struct {
 	Verified bool
 	// Considered has one line per backend tried, in order: why it was taken or passed over.
 	Considered []string
+	// Checked: the kernel runs its bounds-checked build (Options.Checked; on cpu the executor
+	// checks every access of the plain file).
+	Checked bool
 }
 
 // String is a one-line summary, e.g. "axpy on vulkan (llvmpipe): fallback, verified", or for a
-// cell the registry knows nothing about "...: no registry evidence for this cell yet (unverified)".
+// cell the registry knows nothing about "...: no registry evidence for this cell yet
+// (unverified)"; ", bounds-checked" ends it in checked mode.
 func (p Placement) String() string {
 	v := "unverified"
 	if p.Verified {
 		v = "verified"
 	}
-	if p.State == registry.Missing && !p.Verified {
-		return fmt.Sprintf("%s on %s (%s): no registry evidence for this cell yet (unverified)", p.Kernel, p.Backend, p.Device)
+	checked := ""
+	if p.Checked {
+		checked = ", bounds-checked"
 	}
-	return fmt.Sprintf("%s on %s (%s): %s, %s", p.Kernel, p.Backend, p.Device, p.State, v)
+	if p.State == registry.Missing && !p.Verified {
+		return fmt.Sprintf("%s on %s (%s): no registry evidence for this cell yet (unverified)%s", p.Kernel, p.Backend, p.Device, checked)
+	}
+	return fmt.Sprintf("%s on %s (%s): %s, %s%s", p.Kernel, p.Backend, p.Device, p.State, v, checked)
 }
 
 // Placed is a kernel placed on a device, ready to run.
@@ -185,6 +199,10 @@ func (r *Runtime) Place(k *Kernel) (*Placed, error) {
 			considered = append(considered, b+": not generated (add it to onesource gen -backends)")
 			continue
 		}
+		if r.opts.Checked && b != "cpu" && a.Checked == nil {
+			considered = append(considered, b+": checked mode, and the kernel has no bounds-checked build for it (generate with onesource gen -checked)")
+			continue
+		}
 		key := registry.Key{Op: k.Name, Type: AnyType, Backend: b}
 		ch := r.reg.Select(key.Op, key.Type, key.Backend)
 		switch {
@@ -228,7 +246,17 @@ func (r *Runtime) Place(k *Kernel) (*Placed, error) {
 	if chosen == nil {
 		return nil, &NoBackendError{Kernel: k.Name, Considered: considered}
 	}
-	run, err := r.load(k, chosen.a, chosen.d)
+	var run launch
+	var err error
+	checked := r.opts.Checked && chosen.a.Checked != nil
+	if checked {
+		ca := chosen.a.Checked
+		if run, err = r.load(checkedDescription(k), ca, chosen.d); err == nil {
+			run = checkedLaunch(chosen.d, run, diagnostics(k, ca))
+		}
+	} else {
+		run, err = r.load(k, chosen.a, chosen.d)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("prebuilt: %s on %s: %w", k.Name, chosen.a.Backend, err)
 	}
@@ -236,7 +264,7 @@ func (r *Runtime) Place(k *Kernel) (*Placed, error) {
 	return &Placed{rt: r, k: k, a: chosen.a, d: chosen.d, run: run, p: Placement{
 		Kernel: k.Name, Backend: chosen.a.Backend, Device: dev, Driver: drv,
 		Cell:  registry.Key{Op: k.Name, Type: AnyType, Backend: chosen.a.Backend},
-		State: chosen.state, Verified: verified, Considered: considered,
+		State: chosen.state, Verified: verified, Considered: considered, Checked: r.opts.Checked,
 	}}, nil
 }
 

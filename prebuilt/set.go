@@ -59,8 +59,25 @@ type Artifact struct {
 	LenArgs []int
 	// Vulkan is set for the vulkan artifact.
 	Vulkan *VulkanModule
+	// Checked is the bounds-checked build of the same kernel for the same backend (onesource gen
+	// -checked), which Options.Checked runs: its bindings are the kernel's and a report buffer
+	// last (lower.ReportBytes). Nil when not generated.
+	Checked *Artifact
+	// Sites is, for a checked build, the table its report refers to: Sites[i] is the access the
+	// report's site id i+1 names.
+	Sites []Site
 
 	data []byte
+}
+
+// Site is one bounds-checked buffer access of a checked build (lower.Site): where the kernel's
+// source makes it, the buffer and the kind of access.
+type Site struct {
+	File   string // the source file's directory and base name ("gpu/gpu.go")
+	Line   int
+	Buffer string
+	Access string // "load", "store", "atomic add", ...
+	Signed bool   // the index is an i32
 }
 
 // Data returns the file's bytes (nil when the set failed to load; see Set.Err).
@@ -126,21 +143,16 @@ func NewSet(pkg string, files fs.FS, kernels []Kernel) *Set {
 		seen[k.Name] = true
 		for j := range k.Artifacts {
 			a := &k.Artifacts[j]
-			if files == nil {
-				errs = append(errs, fmt.Errorf("%s: no embedded files", a.File))
-				continue
+			if err := a.load(files); err != nil {
+				errs = append(errs, err)
 			}
-			data, err := fs.ReadFile(files, a.File)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %v (run go generate)", a.File, err))
-				continue
+			if a.Checked != nil {
+				c := *a.Checked
+				a.Checked = &c
+				if err := c.load(files); err != nil {
+					errs = append(errs, err)
+				}
 			}
-			sum := sha256.Sum256(data)
-			if got := hex.EncodeToString(sum[:]); got != a.SHA256 {
-				errs = append(errs, fmt.Errorf("%s: content is sha256:%s, the generated file recorded sha256:%s: the file was changed after generation (run go generate)", a.File, got[:12], short(a.SHA256)))
-				continue
-			}
-			a.data = data
 		}
 		s.kernels = append(s.kernels, &k)
 	}
@@ -149,6 +161,23 @@ func NewSet(pkg string, files fs.FS, kernels []Kernel) *Set {
 		s.err = fmt.Errorf("prebuilt: package %s: %w", pkg, errors.Join(errs...))
 	}
 	return s
+}
+
+// load reads the artifact's file from files and checks it against its recorded hash.
+func (a *Artifact) load(files fs.FS) error {
+	if files == nil {
+		return fmt.Errorf("%s: no embedded files", a.File)
+	}
+	data, err := fs.ReadFile(files, a.File)
+	if err != nil {
+		return fmt.Errorf("%s: %v (run go generate)", a.File, err)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != a.SHA256 {
+		return fmt.Errorf("%s: content is sha256:%s, the generated file recorded sha256:%s: the file was changed after generation (run go generate)", a.File, got[:12], short(a.SHA256))
+	}
+	a.data = data
+	return nil
 }
 
 func short(h string) string {

@@ -28,8 +28,9 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "write every kernel's files into `DIR` (no Go file); default: package mode")
 	backends := fs.String("backends", "vulkan", "comma-separated backends ("+strings.Join(generate.BackendNames(), ", ")+") or all")
 	check := fs.Bool("check", false, "write nothing: exit 1 listing the generated files that differ from what generation would write now (for CI); without -backends, for the backends each generated file records")
+	checked := fs.Bool("checked", false, "also write each kernel's bounds-checked build for vulkan, cuda and hip (<kernel>.checked<ext>), which prebuilt.Options.Checked and ONESOURCE_CHECKED=1 run")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource gen [-backends vulkan,...|all] [-o DIR] [-check] [PACKAGE...]")
+		fmt.Fprintln(stderr, "usage: onesource gen [-backends vulkan,...|all] [-checked] [-o DIR] [-check] [PACKAGE...]")
 		fmt.Fprintln(stderr, "")
 		fmt.Fprintln(stderr, "Builds the kernels of the Go packages (default: the package in the current directory):")
 		fmt.Fprintln(stderr, "those `func Kernels() []*dsl.Kernel` returns or, without it, every exported function")
@@ -79,8 +80,11 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	// with the backends its generated file records.
 	var dargs []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "backends" {
+		switch f.Name {
+		case "backends":
 			dargs = append(dargs, "-backends", *backends)
+		case "checked":
+			dargs = append(dargs, fmt.Sprintf("-checked=%v", *checked))
 		}
 	})
 	if *check {

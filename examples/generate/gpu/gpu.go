@@ -13,7 +13,7 @@ import (
 	"github.com/onesource-go/onesource/kernels"
 )
 
-//go:generate go tool onesource gen -backends all
+//go:generate go tool onesource gen -backends all -checked
 
 // AxpyLanes is Axpy's workgroup size; RMSNormLanes is RMSNorm's. Any power of two up to 256
 // gives RMSNorm the same bits: its reduction has the canonical width 256 whatever the workgroup.

@@ -10,16 +10,22 @@ import (
 	"github.com/onesource-go/onesource/prebuilt"
 )
 
-//onesource:gen -backends cpu,cuda,hip,metal,vulkan,webgpu
+//onesource:gen -backends cpu,cuda,hip,metal,vulkan,webgpu -checked
 
 // onesourceFiles holds the generated kernel files.
 //
+//go:embed onesource/axpy.checked.cu
+//go:embed onesource/axpy.checked.hip
+//go:embed onesource/axpy.checked.spv
 //go:embed onesource/axpy.cpu.json
 //go:embed onesource/axpy.cu
 //go:embed onesource/axpy.hip
 //go:embed onesource/axpy.metal
 //go:embed onesource/axpy.spv
 //go:embed onesource/axpy.wgsl
+//go:embed onesource/rms_norm.checked.cu
+//go:embed onesource/rms_norm.checked.hip
+//go:embed onesource/rms_norm.checked.spv
 //go:embed onesource/rms_norm.cpu.json
 //go:embed onesource/rms_norm.cu
 //go:embed onesource/rms_norm.hip
@@ -46,11 +52,30 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 		},
 		Artifacts: []prebuilt.Artifact{
 			{Backend: "cpu", File: "onesource/axpy.cpu.json", SHA256: "914eeea9a1c54e3e8fad9fb844f43ec268620f09286757ffe3d4a973f6184b44"},
-			{Backend: "cuda", File: "onesource/axpy.cu", SHA256: "2576d51d8f6de7a051030c263caa424da8ceee618c37741100a12791fdeaf77d"},
-			{Backend: "hip", File: "onesource/axpy.hip", SHA256: "c4d0e384eb49246239a9f8855ff9c2ac13c0f375c76ccbe20a0366bbb0d03aa7"},
+			{Backend: "cuda", File: "onesource/axpy.cu", SHA256: "2576d51d8f6de7a051030c263caa424da8ceee618c37741100a12791fdeaf77d",
+				Checked: &prebuilt.Artifact{Backend: "cuda", File: "onesource/axpy.checked.cu", SHA256: "06af03816f224db32c257a58ff51e211aaf00977c585c4a1b3ad105d10a2a259", LenArgs: []int{0, 1},
+					Sites: []prebuilt.Site{
+						{File: "gpu/gpu.go", Line: 36, Buffer: "x", Access: "load"},
+						{File: "gpu/gpu.go", Line: 36, Buffer: "y", Access: "load"},
+						{File: "gpu/gpu.go", Line: 36, Buffer: "y", Access: "store"},
+					}}},
+			{Backend: "hip", File: "onesource/axpy.hip", SHA256: "c4d0e384eb49246239a9f8855ff9c2ac13c0f375c76ccbe20a0366bbb0d03aa7",
+				Checked: &prebuilt.Artifact{Backend: "hip", File: "onesource/axpy.checked.hip", SHA256: "1ab061f50cde59bed4c1333a134005bd7b3745b63870e0d9829b68880b7b1512", LenArgs: []int{0, 1},
+					Sites: []prebuilt.Site{
+						{File: "gpu/gpu.go", Line: 36, Buffer: "x", Access: "load"},
+						{File: "gpu/gpu.go", Line: 36, Buffer: "y", Access: "load"},
+						{File: "gpu/gpu.go", Line: 36, Buffer: "y", Access: "store"},
+					}}},
 			{Backend: "metal", File: "onesource/axpy.metal", SHA256: "5a7d6177ec80485dd746ba0284205c64016cde5d2f81872d7bb7c8d3ae539f4b"},
 			{Backend: "vulkan", File: "onesource/axpy.spv", SHA256: "9dcd0df94805264ec44b3dc0182a7de8b5b1e5ad57c831fc3b767da24f7b8dfc",
-				Vulkan: &prebuilt.VulkanModule{PushConstantSize: 8, SubgroupSize: 0, SharedBytes: 0}},
+				Vulkan: &prebuilt.VulkanModule{PushConstantSize: 8, SubgroupSize: 0, SharedBytes: 0},
+				Checked: &prebuilt.Artifact{Backend: "vulkan", File: "onesource/axpy.checked.spv", SHA256: "b8b2e58a9d74c397ed937b746a9eecf9eead68cf58348bd1a5359587a346a7e8",
+					Vulkan: &prebuilt.VulkanModule{PushConstantSize: 8, SubgroupSize: 0, SharedBytes: 0},
+					Sites: []prebuilt.Site{
+						{File: "gpu/gpu.go", Line: 36, Buffer: "x", Access: "load"},
+						{File: "gpu/gpu.go", Line: 36, Buffer: "y", Access: "load"},
+						{File: "gpu/gpu.go", Line: 36, Buffer: "y", Access: "store"},
+					}}},
 			{Backend: "webgpu", File: "onesource/axpy.wgsl", SHA256: "57784fdda0201aab2a947e0cdda9170d0aa980c278333d4cf9261d48c13a9a5a"},
 		},
 	},
@@ -71,11 +96,36 @@ var Generated = prebuilt.NewSet("example.com/onesource-example/gpu", onesourceFi
 		},
 		Artifacts: []prebuilt.Artifact{
 			{Backend: "cpu", File: "onesource/rms_norm.cpu.json", SHA256: "fe236ffda9c7619c09e89da33fee1503179705fb09dd1fe62ee8db08385b67b8"},
-			{Backend: "cuda", File: "onesource/rms_norm.cu", SHA256: "2d94546719f3044031b92690a99242ec657b0f8eb9c9d05155ab5206156944ab"},
-			{Backend: "hip", File: "onesource/rms_norm.hip", SHA256: "3ac9b372dd03b7be8f061cdcd79c49cf62155531ebb8665a908af5d9550dad49"},
+			{Backend: "cuda", File: "onesource/rms_norm.cu", SHA256: "2d94546719f3044031b92690a99242ec657b0f8eb9c9d05155ab5206156944ab",
+				Checked: &prebuilt.Artifact{Backend: "cuda", File: "onesource/rms_norm.checked.cu", SHA256: "00fb251a6dcd57cd04f4c3eae43c0b8932b6af8186b93974960a41cc29ffd32c", LenArgs: []int{0, 1, 2},
+					Sites: []prebuilt.Site{
+						{File: "kernels/ops_norm.go", Line: 50, Buffer: "x", Access: "load"},
+						{File: "kernels/ops_norm.go", Line: 52, Buffer: "x", Access: "load"},
+						{File: "kernels/ops_norm.go", Line: 53, Buffer: "w", Access: "load"},
+						{File: "kernels/ops_norm.go", Line: 53, Buffer: "y", Access: "store"},
+						{File: "kernels/ops_norm.go", Line: 53, Buffer: "y", Access: "store"},
+					}}},
+			{Backend: "hip", File: "onesource/rms_norm.hip", SHA256: "3ac9b372dd03b7be8f061cdcd79c49cf62155531ebb8665a908af5d9550dad49",
+				Checked: &prebuilt.Artifact{Backend: "hip", File: "onesource/rms_norm.checked.hip", SHA256: "7d2b841d257ac360def35fee581a98f381811d0175a4273b84be5711a5d80280", LenArgs: []int{0, 1, 2},
+					Sites: []prebuilt.Site{
+						{File: "kernels/ops_norm.go", Line: 50, Buffer: "x", Access: "load"},
+						{File: "kernels/ops_norm.go", Line: 52, Buffer: "x", Access: "load"},
+						{File: "kernels/ops_norm.go", Line: 53, Buffer: "w", Access: "load"},
+						{File: "kernels/ops_norm.go", Line: 53, Buffer: "y", Access: "store"},
+						{File: "kernels/ops_norm.go", Line: 53, Buffer: "y", Access: "store"},
+					}}},
 			{Backend: "metal", File: "onesource/rms_norm.metal", SHA256: "83ab2d0447dbfa64be51e551d6751b4c7332711c9fe1a66e97d4698010f7bf93"},
 			{Backend: "vulkan", File: "onesource/rms_norm.spv", SHA256: "e3885c1e6c0da6bd1f143ba1a4a4521280c58e2b4d9bda94f89311469c0f8fba",
-				Vulkan: &prebuilt.VulkanModule{PushConstantSize: 12, SubgroupSize: 0, SharedBytes: 256}},
+				Vulkan: &prebuilt.VulkanModule{PushConstantSize: 12, SubgroupSize: 0, SharedBytes: 256},
+				Checked: &prebuilt.Artifact{Backend: "vulkan", File: "onesource/rms_norm.checked.spv", SHA256: "14f142ef8236b98880f7ce5cb515cb77521580f5c678c639b685a7a4ca098b6f",
+					Vulkan: &prebuilt.VulkanModule{PushConstantSize: 12, SubgroupSize: 0, SharedBytes: 256},
+					Sites: []prebuilt.Site{
+						{File: "kernels/ops_norm.go", Line: 50, Buffer: "x", Access: "load"},
+						{File: "kernels/ops_norm.go", Line: 52, Buffer: "x", Access: "load"},
+						{File: "kernels/ops_norm.go", Line: 53, Buffer: "w", Access: "load"},
+						{File: "kernels/ops_norm.go", Line: 53, Buffer: "y", Access: "store"},
+						{File: "kernels/ops_norm.go", Line: 53, Buffer: "y", Access: "store"},
+					}}},
 			{Backend: "webgpu", File: "onesource/rms_norm.wgsl", SHA256: "5a0ef4b5275a53ab95ea72cab807e161d8327ece7b85c08b0f0e6024156258c5"},
 		},
 	},
