@@ -57,6 +57,7 @@ func TestChecked(t *testing.T) {
 				if b != CPU && !strings.Contains(err.Error(), "scale/f32/"+e.Backend()) {
 					t.Errorf("the error does not name the cell: %v", err)
 				}
+				t.Log(err)
 			})
 			t.Run("exact", func(t *testing.T) {
 				t.Setenv(lower.CheckedEnv, "1")
