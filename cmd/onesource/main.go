@@ -1,23 +1,24 @@
 // Command onesource builds DSL kernels for every backend, runs the conformance suite and reports
 // what this machine can do.
 //
-//	onesource gen [-backends vulkan,cuda,hip,metal,cpu|all] -o DIR PACKAGE... write every kernel
-//	onesource conform [-op ..] [-type ..] [-backend ..] [-json FILE]         the conformance matrix
-//	onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [filters]   verify, then flip cells
+//	onesource gen [-backends vulkan,cuda,hip,metal,cpu|all] [-checked] -o DIR PACKAGE... write every kernel
+//	onesource conform [-op ..] [-type ..] [-backend ..] [-json FILE] [PACKAGE...]  the conformance matrix
+//	onesource gate [-manifest FILE] [-registry FILE] [-sign KEY] [filters] [PACKAGE...]  verify, then flip cells
 //	onesource key -o KEY.pem                                                 an ed25519 key for gate -sign
-//	onesource tune [-op ..] [-type ..] [-shape S] [-tuning FILE]             search schedules for speed
-//	onesource bench [-op ..] [-type ..] [-shape S] [-json FILE]              GB/s and % of the roofline
+//	onesource tune [-op ..] [-type ..] [-shape S] [-tuning FILE] [PACKAGE...]  search schedules for speed
+//	onesource bench [-op ..] [-type ..] [-shape S] [-json FILE] [PACKAGE...]   GB/s and % of the roofline
 //	onesource profile [-steps N] [-registry FILE] MODEL.gguf                 where a decode step's time goes
-//	onesource cells [-registry FILE] [-html OUT] [-verify [-trust KEYS]]     the registry as a report
+//	onesource cells [-registry FILE] [-html OUT] [-verify [-trust KEYS]] [-vars OP/TYPE] [PACKAGE...]  the registry as a report
 //	onesource merge -o OUT.json IN.json...                                   registries of many machines in one
-//	onesource drain -manifest FILE [-registry FILE] [-apply|-recover]       delete what the flips let go
-//	onesource report [-registry FILE] [-manifest FILE] [-html OUT]           ledger, flips, declines, burn-down
+//	onesource drain -manifest FILE [-registry FILE] [-apply|-recover] [DIR...] [PACKAGE...]  delete what the flips let go
+//	onesource report [-registry FILE] [-manifest FILE] [-html OUT] [DIR...] [PACKAGE...]  ledger, flips, declines, burn-down
 //	onesource ledger [-v] [-json] DIR...                                     hand-written kernel lines
 //	onesource doctor                                                         CPU, devices, toolchains
 //	onesource gguf ls FILE | dump FILE TENSOR -o OUT.f32                     inspect GGUF files
 //	onesource tokenize [-bos] [-special] [-decode] MODEL.gguf TEXT|IDS       a model's tokenizer
 //
-// Each subcommand lives in its own file and registers itself in init.
+// PACKAGE... are packages whose cells (func Cells() []kernels.Cell) join the library's: see
+// cellpkgs.go. Each subcommand lives in its own file and registers itself in init.
 package main
 
 import (
