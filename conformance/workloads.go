@@ -918,7 +918,7 @@ func argWorkload(op oracle.ArgOp) builder {
 		if err := groupsOK(groups, fmt.Sprintf("a workgroup per %d values", chunk)); err != nil {
 			return nil, err
 		}
-		x := randF32(rand.New(rand.NewSource(21)), n, 1, 0)
+		x := acts(sh, rngOf(sh, 21), n, 1, 0)
 		return &Workload{
 			Operands: []Operand{
 				{Name: "x", Data: f32le(x)},
@@ -945,7 +945,7 @@ func topKWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) 
 	if err := groupsOK(groups, fmt.Sprintf("a workgroup per %d values", chunk)); err != nil {
 		return nil, err
 	}
-	x := randF32(rand.New(rand.NewSource(22)), n, 1, 0)
+	x := acts(sh, rngOf(sh, 22), n, 1, 0)
 	return &Workload{
 		Operands: []Operand{
 			{Name: "x", Data: f32le(x)},
@@ -965,7 +965,7 @@ func sampleWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error
 	if k < 1 || k > 4096 {
 		return nil, fmt.Errorf("k = %d: want 1 to 4096 candidates", k)
 	}
-	cands := oracle.TopK(randF32(rand.New(rand.NewSource(23)), 32000, 1, 0), k)
+	cands := oracle.TopK(acts(sh, rngOf(sh, 23), 32000, 1, 0), k)
 	temp, topP, u := float32(sh["temp"]), float32(sh["top_p"]), float32(sh["u"])
 	return &Workload{
 		Operands: []Operand{
