@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -415,6 +416,11 @@ func twinSide(c kernels.Cell, m *vulkan.Module, p *vulkan.Pipeline, w *Workload,
 // implies, incumbent.CheckWork) and binds it to w's operands in bs, with zeroed scratch buffers.
 func incumbentSide(d *vulkan.Device, c kernels.Cell, e *incumbent.Entry, w *Workload, bs *bufferSet) (*prepared, error) {
 	l, err := e.VulkanFor(d.Info(), w.Vars())
+	var uv *incumbent.UnknownVarError
+	if errors.As(err, &uv) {
+		vars := slices.Sorted(maps.Keys(w.Vars()))
+		return nil, fmt.Errorf("%w; the variables of %s are %s (onesource cells -vars %s lists them with their values)", err, c.Name(), strings.Join(vars, ", "), c.Name())
+	}
 	if err != nil {
 		return nil, err
 	}

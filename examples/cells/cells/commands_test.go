@@ -98,6 +98,22 @@ func TestCommands(t *testing.T) {
 	if _, err := exec.LookPath("glslc"); err != nil {
 		t.Skipf("conform ran; gate, drain and report need glslc for the GLSL incumbents: %v", err)
 	}
+	// A manifest expression naming a variable the cell does not have: the gate's error lists
+	// those it has.
+	b, err := os.ReadFile(filepath.Join(root, "incumbents", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	badVar := filepath.Join(tmp, "badvar", "manifest.json")
+	copyDir(t, filepath.Join(root, "incumbents"), filepath.Dir(badVar))
+	if err := os.WriteFile(badVar, bytes.Replace(b, []byte(`"grid": ["cdiv(rows, 64)", 1, 1],
+      "notes": "64 rows`), []byte(`"grid": ["cdiv(nrows, 64)", 1, 1],
+      "notes": "64 rows`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(run(1, "gate", "-manifest", badVar, "-op", "cumsum", "-dry-run", "./cells"),
+		`unknown shape variable "nrows"`, "the variables of cumsum/f32 are", "rows", "onesource cells -vars cumsum/f32")
+
 	reg := filepath.Join(tmp, "registry.json")
 	out = run(0, "gate", "-manifest", "incumbents/manifest.json", "-registry", reg, "./cells")
 	expect(out, "layer_norm_gelu/f32/vulkan: flip -> dsl", "cumsum/f32/vulkan: decline -> declined", "the incumbent is wrong", "registry: "+reg)
@@ -114,7 +130,7 @@ func TestCommands(t *testing.T) {
 			Delete bool
 		}
 	}
-	b, err := os.ReadFile(plan)
+	b, err = os.ReadFile(plan)
 	if err == nil {
 		err = json.Unmarshal(b, &p)
 	}
