@@ -160,17 +160,15 @@ func (ow opWorkload) doc(name string) string {
 	return varDocs[name]
 }
 
-// workloadFor returns the workload of cell c: its op's in the library (opWorkloads), else the
-// cell's own (kernels.Cell.Workload, cellWorkload); false for a cell with neither, which is fed
-// its largest conformance case.
+// workloadFor returns the workload of cell c: the cell's own where it declares one
+// (kernels.Cell.Workload, cellWorkload), else its op's in the library (opWorkloads); false for a
+// cell with neither, which is fed its largest conformance case.
 func workloadFor(c kernels.Cell) (opWorkload, bool) {
-	if ow, ok := opWorkloads[c.Op]; ok {
-		return ow, true
-	}
 	if c.Workload != nil {
 		return cellWorkload(c.Workload), true
 	}
-	return opWorkload{}, false
+	ow, ok := opWorkloads[c.Op]
+	return ow, ok
 }
 
 // opWorkloadOf returns the workload of op: the library's, else that of the first registered

@@ -14,6 +14,10 @@
 // Adding an op is one file here (its kernels and cases) and one in oracle (its meaning); adding
 // a type is its decoder here and its format in oracle. Package conformance runs every cell on
 // every available backend and compares byte for byte.
+//
+// Cells outside the library come from a user's package (`func Cells() []Cell`), which the
+// onesource commands register with Add; such a cell may declare its own benchmark input at a
+// shape of its own variables (Workload).
 package kernels
 
 import (
