@@ -197,3 +197,29 @@ func TestCellsErrors(t *testing.T) {
 		t.Fatalf("extra argument: exit %d", code)
 	}
 }
+
+// TestCellsVars: `onesource cells -vars OP/TYPE` lists the variables a manifest's expressions may
+// use for a cell with their values at its benchmark shape: an op's shape variables and what
+// follows from them (rms_norm/f32: rows 64 of n 4096, the twin's parameter weighted, the operand
+// sizes, the grid), or, for a cell without a workload, its largest case's fixed variables; an
+// unknown cell is an error naming what was searched.
+func TestCellsVars(t *testing.T) {
+	code, out, stderr := run(t, "cells", "-vars", "rms_norm/f32")
+	if code != 0 {
+		t.Fatalf("cells -vars rms_norm/f32: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"rows      64", "shape (size)", "n         4096", "eps       1e-06", "shape (real)", "seed", "specials",
+		"bytes_x   1048576", "derived", "grid_x    64", "lanes     64", "weighted  1", "the twin's parameter weighted (u32)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("cells -vars rms_norm/f32 has no %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, "cells", "-vars", "histogram/f32")
+	if code != 0 || !strings.Contains(out, "largest conformance case") || !strings.Contains(out, "bytes_key   20000  case") {
+		t.Errorf("cells -vars histogram/f32 (no workload): exit %d:\n%s", code, out)
+	}
+	code, _, stderr = run(t, "cells", "-vars", "layer_norm_gelu/f32")
+	if code != 2 || !strings.Contains(stderr, "searched the library's cells") || !strings.Contains(stderr, "./mycells") {
+		t.Errorf("cells -vars of an unregistered cell: exit %d: %s", code, stderr)
+	}
+}
