@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -85,6 +86,7 @@ func addUserCells(patterns []string, pkgs []userPackage) {
 				errs = append(errs, fmt.Errorf("%s: Cells()[%d]: cell %s is a cell of the library (package kernels): name the op otherwise", p.Path, i, c.Name()))
 				continue
 			}
+			guard(p.Path, &c)
 			if err := kernels.Add(c); err != nil {
 				errs = append(errs, fmt.Errorf("%s: Cells()[%d]: %v", p.Path, i, err))
 				continue
@@ -93,6 +95,50 @@ func addUserCells(patterns []string, pkgs []userPackage) {
 		}
 	}
 	helperErr = errors.Join(errs...)
+}
+
+// guard wraps the functions of a user's cell that return errors (Cases, Workload.Case) so that a
+// panic in them is that error, naming the package's line it came from, not the command's crash.
+func guard(pkg string, c *kernels.Cell) {
+	name := c.Name()
+	if cases := c.Cases; cases != nil {
+		c.Cases = func(s kernels.Schedule) (out []kernels.Case, err error) {
+			defer recovered(pkg, name+": Cases", &err)
+			return cases(s)
+		}
+	}
+	if w := c.Workload; w != nil && w.Case != nil {
+		cw := *w
+		one := w.Case
+		cw.Case = func(sh map[string]float64, s kernels.Schedule) (out kernels.Case, err error) {
+			defer recovered(pkg, name+": Workload.Case", &err)
+			return one(sh, s)
+		}
+		c.Workload = &cw
+	}
+}
+
+// recovered turns a panic into *err: "pkg: what panicked: VALUE (at FILE:LINE)", the line the
+// first frame of pkg on the panicking stack.
+func recovered(pkg, what string, err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	at := ""
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, pkg+".") {
+			at = fmt.Sprintf(" (at %s:%d)", f.File, f.Line)
+			break
+		}
+		if !more {
+			break
+		}
+	}
+	*err = fmt.Errorf("%s: cell %s panicked: %v%s", pkg, what, r, at)
 }
 
 // callCells calls a package's Cells, turning a panic into an error naming the package.
