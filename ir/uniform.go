@@ -24,7 +24,7 @@ package ir
 
 type uniformity struct {
 	v       *verifier
-	sub     bool // subgroup scope: SubgroupID is uniform; islands are checked, barriers are not
+	sub     bool           // subgroup scope: SubgroupID is uniform; islands are checked, barriers are not
 	nu      map[*Inst]bool // value differs between invocations
 	varNU   []bool
 	changed bool
