@@ -25,7 +25,7 @@ var (
 // layout, which is not written). Every other target runs the portable body. Every entry is
 // compiled with clang by TestIslandCompile.
 var IslandTable = map[string]islandBody{
-	"gfx940": mfmaBody,
+	"gfx940":  mfmaBody,
 	"gfx1100": wmmaBody, "gfx1101": wmmaBody, "gfx1102": wmmaBody, "gfx1103": wmmaBody,
 }
 
