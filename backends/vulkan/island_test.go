@@ -1,0 +1,61 @@
+package vulkan_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/onesource-go/onesource/backends/vulkan"
+	"github.com/onesource-go/onesource/internal/islandtest"
+	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/lower"
+)
+
+// islandCaps is a device with 32-lane subgroups that lists a cooperative-matrix shape.
+var islandCaps = lower.Caps{SubgroupSize: 32, Islands: ir.Islands(ir.IslandMMAI8), IslandLanes: 32}
+
+// TestIslandSPIRV emits the mma island's cooperative-matrix body for every shape it can use
+// (16x16x32: one product per tile; 16x8x32: two, over the columns; 16x16x16: two, over k;
+// 16x8x16: four) with and without accumulation, in every environment, and validates each module
+// with a spirv-val that knows SPV_KHR_cooperative_matrix.
+func TestIslandSPIRV(t *testing.T) {
+	ks, err := islandtest.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []vulkan.CoopShape{{16, 16, 32}, {16, 8, 32}, {16, 16, 16}, {16, 8, 16}} {
+		for _, k := range ks {
+			for _, env := range []vulkan.Env{vulkan.Vulkan1_1, vulkan.Vulkan1_2, vulkan.Vulkan1_3} {
+				m, err := vulkan.CompileWith(k, islandCaps, vulkan.EmitOptions{Env: env, CoopMatrix: s})
+				if err != nil {
+					t.Fatalf("%v %s %v: %v", s, k.Name, env, err)
+				}
+				if err := vulkan.Validate(m.Words); err != nil {
+					if errors.Is(err, vulkan.ErrNoValidator) {
+						t.Skipf("level V not reached: %v", err)
+					}
+					t.Errorf("%v %s %v: %v", s, k.Name, env, err)
+				}
+			}
+		}
+	}
+}
+
+// TestIslandShape checks which listed shapes the body can use.
+func TestIslandShape(t *testing.T) {
+	for _, c := range []struct {
+		listed []vulkan.CoopShape
+		want   vulkan.CoopShape
+		ok     bool
+	}{
+		{nil, vulkan.CoopShape{}, false},
+		{[]vulkan.CoopShape{{8, 8, 32}, {32, 8, 16}}, vulkan.CoopShape{}, false},
+		{[]vulkan.CoopShape{{16, 8, 16}, {16, 16, 16}}, vulkan.CoopShape{16, 16, 16}, true},
+		{[]vulkan.CoopShape{{16, 8, 32}, {16, 16, 32}, {16, 16, 16}}, vulkan.CoopShape{16, 16, 32}, true},
+		{[]vulkan.CoopShape{{16, 16, 64}, {16, 32, 32}}, vulkan.CoopShape{}, false},
+	} {
+		got, ok := vulkan.IslandShape(c.listed)
+		if got != c.want || ok != c.ok {
+			t.Errorf("IslandShape(%v) = %v, %v; want %v, %v", c.listed, got, ok, c.want, c.ok)
+		}
+	}
+}
