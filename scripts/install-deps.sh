@@ -17,6 +17,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 cd "$(dirname "$0")/.."
+# A spirv-val that knows SPV_KHR_cooperative_matrix, for the mma island's Vulkan body (bookworm's
+# does not): built once into /opt/onesource/spirv-tools.
+bash scripts/install-spirv-val.sh
 go mod download
 (cd examples/generate && go mod download)
 (cd examples/window && go mod download)
