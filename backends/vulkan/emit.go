@@ -350,6 +350,7 @@ func (e *spvEmitter) module() *Module {
 
 		SubgroupArithmetic: c[spvCapGroupNonUniformArithmetic],
 		AtomicFloat32Add:   c[spvCapAtomicFloat32AddEXT],
+		CooperativeMatrix:  c[spvCapCooperativeMatrixKHR],
 	}
 	return mod
 }

@@ -59,3 +59,31 @@ func TestIslandShape(t *testing.T) {
 		}
 	}
 }
+
+// TestIslandCapsFor checks the device decides: the island runs natively only on a device with
+// the cooperative-matrix feature, int8 values, a usable listed shape and a pinned subgroup size.
+func TestIslandCapsFor(t *testing.T) {
+	dev := vulkan.DeviceInfo{
+		SubgroupSize: 32, MinSubgroupSize: 32, MaxSubgroupSize: 32, SubgroupSizeControl: true,
+		CoopMatrixI8: []vulkan.CoopShape{{16, 8, 32}, {16, 16, 32}},
+		Features:     vulkan.Features{SubgroupShuffle: true, SubgroupBasic: true, Int8: true, CooperativeMatrix: true},
+	}
+	if c := vulkan.CapsFor(dev); !c.Islands.Has(ir.IslandMMAI8) || c.IslandLanes != 32 {
+		t.Errorf("a device listing 16x16x32: islands %b on %d lanes, want the mma island on 32", c.Islands, c.IslandLanes)
+	}
+	if b := vulkan.IslandBody(dev); b != "cooperative matrix 16x16x32 x1" {
+		t.Errorf("IslandBody = %q", b)
+	}
+	for name, mod := range map[string]func(d *vulkan.DeviceInfo){
+		"no feature":   func(d *vulkan.DeviceInfo) { d.Features.CooperativeMatrix = false },
+		"no int8":      func(d *vulkan.DeviceInfo) { d.Features.Int8 = false },
+		"no shape":     func(d *vulkan.DeviceInfo) { d.CoopMatrixI8 = []vulkan.CoopShape{{32, 32, 8}} },
+		"no subgroups": func(d *vulkan.DeviceInfo) { d.Features.SubgroupShuffle = false },
+	} {
+		d := dev
+		mod(&d)
+		if c := vulkan.CapsFor(d); c.Islands != 0 || vulkan.IslandBody(d) != "portable" {
+			t.Errorf("%s: islands %b, body %q; want the portable body", name, c.Islands, vulkan.IslandBody(d))
+		}
+	}
+}
