@@ -40,7 +40,9 @@ func CapsFor(arch string) (lower.Caps, error) {
 }
 
 // DialectFor returns the CUDA table of the C-family printer for an architecture: Dialect with
-// CapsFor's capabilities.
+// CapsFor's capabilities. Its Target line stays Dialect's: text without islands is the same for
+// every architecture, and text with a native island says so in its header ("native islands:"),
+// its helper naming the architecture it needs.
 func DialectFor(arch string) (*cfamily.Dialect, error) {
 	c, err := CapsFor(arch)
 	if err != nil {
@@ -48,9 +50,6 @@ func DialectFor(arch string) (*cfamily.Dialect, error) {
 	}
 	d := *Dialect
 	d.Caps = c
-	if c.Islands != 0 {
-		d.Target = arch + " and newer (tested: sm_80, sm_90)"
-	}
 	return &d, nil
 }
 

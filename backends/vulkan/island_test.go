@@ -6,6 +6,7 @@ import (
 
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/internal/islandtest"
+	"github.com/onesource-go/onesource/internal/vktest"
 	"github.com/onesource-go/onesource/ir"
 	"github.com/onesource-go/onesource/lower"
 )
@@ -86,4 +87,17 @@ func TestIslandCapsFor(t *testing.T) {
 			t.Errorf("%s: islands %b, body %q; want the portable body", name, c.Islands, vulkan.IslandBody(d))
 		}
 	}
+}
+
+// TestIslandLavapipe runs the mma island on the Vulkan device here (level X; lavapipe lists no
+// cooperative matrices, so its portable body) against the oracle on every input pattern.
+func TestIslandLavapipe(t *testing.T) {
+	d := vktest.Device(t)
+	for _, c := range islandtest.Cases() {
+		out := vktest.Run(t, d, islandtest.Kernel(c.Accumulate), c.Bufs(), nil, [3]uint32{c.Groups, 1, 1})
+		if diff := islandtest.Diff(out[2], c.Want); diff != "" {
+			t.Errorf("%s: %s", c.Name, diff)
+		}
+	}
+	t.Logf("%s: %d launches bit-exact against oracle.TileMMAI8 (body: %s)", d.Info().Name, len(islandtest.Cases()), vulkan.IslandBody(d.Info()))
 }
