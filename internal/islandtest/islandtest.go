@@ -34,6 +34,16 @@ func Kernel(accumulate bool) *dsl.Kernel {
 	if accumulate {
 		name = "mma_i8_acc"
 	}
+	return kernel(name, accumulate, 1)
+}
+
+// BenchKernel is Kernel accumulating, with each tile's product taken repeat times (D += A·Bᵀ,
+// repeat times): the benchmarks' kernel, heavier on the island than on the loads around it.
+func BenchKernel(repeat int) *dsl.Kernel {
+	return kernel(fmt.Sprintf("mma_i8_x%d", repeat), true, repeat)
+}
+
+func kernel(name string, accumulate bool, repeat int) *dsl.Kernel {
 	k := dsl.New(name, WG)
 	a := k.Buffer("a", dsl.U32, dsl.Read)
 	b := k.Buffer("b", dsl.U32, dsl.Read)
@@ -56,7 +66,11 @@ func Kernel(accumulate bool) *dsl.Kernel {
 	k.Barrier()
 	subgroups := k.U32(WG).Div(k.SubgroupSize())
 	k.For("t", k.SubgroupID(), uint32(TilesPerGroup), subgroups, func(t dsl.Value) {
-		k.MMA(sa, t, sb, t, sd, t, accumulate)
+		if repeat == 1 {
+			k.MMA(sa, t, sb, t, sd, t, accumulate)
+			return
+		}
+		k.For("r", uint32(0), uint32(repeat), uint32(1), func(dsl.Value) { k.MMA(sa, t, sb, t, sd, t, accumulate) })
 	})
 	k.Barrier()
 	k.For("o", k.LocalIndex(), elems, uint32(WG), func(o dsl.Value) {
