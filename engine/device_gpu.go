@@ -67,7 +67,16 @@ func openGPU(opts Options) (device, error) {
 			return nil, err
 		}
 		g.dev, info, arch, kind, g.caps = d.Device, d.Info().Properties, d.Info().Arch, "CUDA", cuda.Caps.SubgroupSize
-		g.emit = cuda.EmitLowered
+		// The device's architecture decides the islands' bodies (mma.sync from sm_80); the
+		// emulated device emulates sm_80's. Text without islands is the same for every one.
+		target := d.Info().Arch
+		if d.Emulated() {
+			target = "sm_80"
+		}
+		if _, err := cuda.CapsFor(target); err != nil {
+			target = "sm_61"
+		}
+		g.emit = func(k *ir.Kernel) (string, *ir.Kernel, error) { return cuda.EmitLoweredFor(k, target) }
 	case HIP:
 		d, err := gpudrv.OpenDevice(opts.Emulated, opts.DeviceIndex, hip.OpenEmulated, hip.Available, hip.Open)
 		if err != nil {

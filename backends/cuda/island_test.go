@@ -142,3 +142,31 @@ func TestIslandPTX(t *testing.T) {
 		t.Error("LLVM accepted the m16n8k32 s8 intrinsic for sm_75; IslandSM may be too high")
 	}
 }
+
+// FuzzIslandPrint prints kernels around one island built from fuzz bytes (islandtest.FuzzKernel)
+// for sm_80 and the generic target: a verified kernel always prints, never panics, and its text
+// holds the mma.sync body exactly when the island is native.
+func FuzzIslandPrint(f *testing.F) {
+	for _, s := range [][]byte{
+		{0, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 1, 0, 1, 2, 0, 0, 1},
+		{1, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 1, 0, 1, 2, 0, 0, 1},
+		{0, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 1, 0, 1, 2, 4, 2, 1},
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		k := islandtest.FuzzKernel(data)
+		if ir.Verify(k) != nil {
+			return
+		}
+		for _, arch := range []string{"sm_80", "sm_61"} {
+			src, low, err := cuda.EmitLoweredFor(k, arch)
+			if err != nil {
+				t.Fatalf("%s: a verified kernel does not print: %v", arch, err)
+			}
+			if native := len(lower.NativeIslands(low)) > 0; native != strings.Contains(src, "os_mma_i8_sm80(") {
+				t.Fatalf("%s: native %v, text:\n%s", arch, native, src)
+			}
+		}
+	})
+}

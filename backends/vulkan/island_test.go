@@ -2,6 +2,7 @@ package vulkan_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/vulkan"
@@ -100,4 +101,50 @@ func TestIslandLavapipe(t *testing.T) {
 		}
 	}
 	t.Logf("%s: %d launches bit-exact against oracle.TileMMAI8 (body: %s)", d.Info().Name, len(islandtest.Cases()), vulkan.IslandBody(d.Info()))
+}
+
+// FuzzIslandEmit emits kernels around one island built from fuzz bytes (islandtest.FuzzKernel)
+// with the island native, at a cooperative-matrix shape the first byte picks (one the body
+// cannot use among them): the emitter never panics, refuses the shape it cannot use, and every
+// module it writes passes spirv-val.
+func FuzzIslandEmit(f *testing.F) {
+	for _, s := range [][]byte{
+		{0, 0, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 1, 0, 1, 2, 0, 0, 1},
+		{1, 1, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 1, 0, 1, 2, 0, 0, 1},
+		{4, 0, 2, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 1, 0, 1, 2, 1, 0, 1},
+		{2, 0, 1, 3, 2, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 9, 9, 9, 9, 9, 9, 9, 9, 0, 1},
+	} {
+		f.Add(s)
+	}
+	shapes := []vulkan.CoopShape{{16, 16, 32}, {16, 8, 32}, {16, 16, 16}, {16, 8, 16}, {8, 8, 8}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		shape := shapes[int(data[0])%len(shapes)]
+		k := islandtest.FuzzKernel(data[1:])
+		if ir.Verify(k) != nil {
+			return
+		}
+		caps := islandCaps
+		caps.IslandLanes = int(k.WorkgroupSize[0])
+		low, err := lower.Run(k, caps)
+		if err != nil {
+			t.Fatalf("a verified kernel does not lower: %v", err)
+		}
+		m, err := vulkan.Emit(low, vulkan.EmitOptions{SubgroupSize: 32, CoopMatrix: shape})
+		_, usable := vulkan.IslandShape([]vulkan.CoopShape{shape})
+		switch {
+		case err != nil && strings.Contains(err.Error(), "internal emitter error"):
+			t.Fatal(err)
+		case err != nil && (usable || len(lower.NativeIslands(low)) == 0):
+			t.Fatalf("shape %v: %v", shape, err)
+		case err == nil && !usable && len(lower.NativeIslands(low)) > 0:
+			t.Fatalf("shape %v emitted, the body cannot use it", shape)
+		case err == nil:
+			if verr := vulkan.Validate(m.Words); verr != nil && !errors.Is(verr, vulkan.ErrNoValidator) {
+				t.Fatalf("shape %v: %v", shape, verr)
+			}
+		}
+	})
 }
