@@ -211,3 +211,38 @@ func TestABSelf(t *testing.T) {
 		})
 	}
 }
+
+// TestFastMatvecIncumbents runs the hand-written matvecs of examples/incumbents/fast.json (what
+// `onesource bench -manifest` measures the matvec twins against) at a small shape on the Vulkan
+// device: each runs, and computes the matvec to within a normwise error of 1e-5 of the oracle's
+// (not bit-exact: their dot products and order are the device's). It asserts no speed.
+func TestFastMatvecIncumbents(t *testing.T) {
+	d := vktest.Device(t)
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Skip("glslc is not installed: the example incumbents (GLSL) cannot be compiled")
+	}
+	m, err := incumbent.Load(filepath.Join("..", "examples", "incumbents", "fast.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Incumbents) != 5 {
+		t.Fatalf("%d entries, want the five matvecs", len(m.Incumbents))
+	}
+	for _, e := range m.Incumbents {
+		if err := e.Check(d.Info()); err != nil {
+			t.Logf("%s: the device cannot run it: %v", e.Name, err)
+			continue
+		}
+		c, ok := kernels.Lookup(e.Op, mustType(t, e.Type))
+		if !ok {
+			t.Fatalf("%s: no cell", e.Cell())
+		}
+		r, err := conformance.RunAB(d, c, e, conformance.ABOptions{Pairs: 1, N: 1, Shape: map[string]float64{"rows": 37, "n": 1024}})
+		if err != nil {
+			t.Fatalf("%s: %v", e.Cell(), err)
+		}
+		if !(r.IncumbentErr < 1e-5) {
+			t.Errorf("%s: normwise error %g against the oracle", e.Name, r.IncumbentErr)
+		}
+	}
+}

@@ -79,7 +79,12 @@ func extraShapes(c kernels.Cell, bench map[string]float64, base int64, s kernels
 		out = append(out, with(2, small))
 		out = append(out, with(3, map[string]float64{outer: 5, inner: sh[inner] + step}))
 	}
-	out = append(out, with(4, map[string]float64{outer: 2, "specials": 1}))
+	if outer != inner {
+		out = append(out, with(4, map[string]float64{outer: 2, "specials": 1}))
+	} else {
+		// One size variable (argmax's n): the specials need the values of the default size.
+		out = append(out, with(4, map[string]float64{"specials": 1}))
+	}
 	return out
 }
 

@@ -192,6 +192,10 @@ var opWorkloads = map[string]opWorkload{
 		def: map[string]float64{"n": 32000, "chunk": 32000}, build: argWorkload(oracle.ArgMax)},
 	"argmin": {vars: []string{"n"}, kinds: kindsOf("n", "chunk"),
 		def: map[string]float64{"n": 32000, "chunk": 32000}, build: argWorkload(oracle.ArgMin)},
+	"topk": {vars: []string{"n"}, kinds: kindsOf("n", "chunk", "k"),
+		def: map[string]float64{"n": 32000, "chunk": 32000, "k": 40}, build: activations(topKWorkload)},
+	"sample": {vars: []string{"k"}, kinds: kindsOf("k", "temp:real", "top_p:real", "u:real"),
+		def: map[string]float64{"k": 40, "temp": 0.8, "top_p": 0.95, "u": 0.5}, build: activations(sampleWorkload)},
 	"attn_decode": {vars: []string{"n_kv", "heads", "head_dim"}, kinds: kindsOf("n_kv", "heads", "kv_heads", "head_dim", "scale:real"),
 		def:   map[string]float64{"n_kv": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "scale": attnScale},
 		build: activations(attnDecodeWorkload)},
@@ -914,7 +918,7 @@ func argWorkload(op oracle.ArgOp) builder {
 		if err := groupsOK(groups, fmt.Sprintf("a workgroup per %d values", chunk)); err != nil {
 			return nil, err
 		}
-		x := randF32(rand.New(rand.NewSource(21)), n, 1, 0)
+		x := acts(sh, rngOf(sh, 21), n, 1, 0)
 		return &Workload{
 			Operands: []Operand{
 				{Name: "x", Data: f32le(x)},
@@ -927,6 +931,58 @@ func argWorkload(op oracle.ArgOp) builder {
 			},
 		}, nil
 	}
+}
+
+// topKWorkload is the first pass of top-k over n logits in chunks of chunk: at the default the
+// 40 best of a vocabulary, one workgroup, what a sampling decode step reads back.
+func topKWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
+	d, n, err := sizes(sh, "n")
+	if err != nil {
+		return nil, err
+	}
+	chunk, k := int(sh["chunk"]), int(sh["k"])
+	groups := (d[0] + chunk - 1) / chunk
+	if err := groupsOK(groups, fmt.Sprintf("a workgroup per %d values", chunk)); err != nil {
+		return nil, err
+	}
+	x := acts(sh, rngOf(sh, 22), n, 1, 0)
+	return &Workload{
+		Operands: []Operand{
+			{Name: "x", Data: f32le(x)},
+			{Name: "out", Data: make([]byte, 8*k*groups), Output: true, Elem: "u32"},
+		},
+		TwinParams: []uint32{uint32(n), uint32(chunk), uint32(k), 0},
+		Grid:       func(kernels.Schedule) [3]uint32 { return [3]uint32{uint32(groups), 1, 1} },
+		Want: func() (map[string][]byte, error) {
+			return map[string][]byte{"out": pairLE(oracle.TopKChunks(x, chunk, k))}, nil
+		},
+	}, nil
+}
+
+// sampleWorkload is a draw among the k best of random logits.
+func sampleWorkload(sh map[string]float64, s kernels.Schedule) (*Workload, error) {
+	k := int(sh["k"])
+	if k < 1 || k > 4096 {
+		return nil, fmt.Errorf("k = %d: want 1 to 4096 candidates", k)
+	}
+	cands := oracle.TopK(acts(sh, rngOf(sh, 23), 32000, 1, 0), k)
+	temp, topP, u := float32(sh["temp"]), float32(sh["top_p"]), float32(sh["u"])
+	return &Workload{
+		Operands: []Operand{
+			{Name: "cands", Data: pairLE(cands)},
+			{Name: "out", Data: make([]byte, 8), Output: true, Elem: "u32"},
+		},
+		TwinParams: []uint32{uint32(k), math.Float32bits(temp), math.Float32bits(topP), math.Float32bits(u)},
+		Grid:       func(kernels.Schedule) [3]uint32 { return [3]uint32{1, 1, 1} },
+		Want: func() (map[string][]byte, error) {
+			pos, err := oracle.Sample(cands, temp, topP, u)
+			if err != nil {
+				return nil, err
+			}
+			b := binary.LittleEndian.AppendUint32(nil, uint32(pos))
+			return map[string][]byte{"out": binary.LittleEndian.AppendUint32(b, cands[pos].Index)}, nil
+		},
+	}, nil
 }
 
 // pairLE lays out pairs as the argmax cells write them: value bits, index.

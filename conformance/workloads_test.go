@@ -34,11 +34,14 @@ var defaultShapes = map[string]map[string]float64{
 	"attn_decode":   {"n_kv": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128},
 	"argmax":        {"n": 32000, "chunk": 32000},
 	"argmin":        {"n": 32000, "chunk": 32000},
+	"topk":          {"n": 32000, "chunk": 32000, "k": 40},
+	"sample":        {"k": 40},
 }
 
 // smallShape is a small shape of op for the tests: rows=2, n=256 (tokens=2, heads=2,
 // head_dim=64 for the rope ops; 4 rows to gather from for get_rows; 300 positions of 2 kv
-// heads for 4 heads of 64 for attn_decode; 1000 values in chunks of 256 for argmax and argmin).
+// heads for 4 heads of 64 for attn_decode; 1000 values in chunks of 256 for argmax, argmin and
+// topk (5 best); a draw among 5 for sample).
 func smallShape(op string) map[string]float64 {
 	switch op {
 	case "rope_norm", "rope_neox", "rms_norm_rope":
@@ -49,6 +52,10 @@ func smallShape(op string) map[string]float64 {
 		return map[string]float64{"n_kv": 300, "heads": 4, "kv_heads": 2, "head_dim": 64}
 	case "argmax", "argmin":
 		return map[string]float64{"n": 1000, "chunk": 256}
+	case "topk":
+		return map[string]float64{"n": 1000, "chunk": 256, "k": 5}
+	case "sample":
+		return map[string]float64{"k": 5}
 	}
 	return map[string]float64{"rows": 2, "n": 256}
 }
@@ -154,7 +161,7 @@ var twinCells = []string{
 	"rms_norm/f32", "add_rmsnorm/f32", "softmax/f32", "add/f32", "mul/f32", "swiglu/f32", "silu/f32",
 	"gelu/f32", "scale/f32", "quantize_q8_1/f32", "get_rows/q4_0", "get_rows/f16", "matvec/q4_0",
 	"matvec/f32", "matvec_q8/q4_0", "rope_norm/f32", "rope_neox/f32", "rms_norm_rope/f32",
-	"attn_decode/f32", "argmax/f32", "argmin/f32",
+	"attn_decode/f32", "argmax/f32", "argmin/f32", "topk/f32", "sample/f32",
 }
 
 // TestWorkloadsOnTwin runs every op's workload at a small shape on its twin on the Vulkan

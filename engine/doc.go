@@ -9,8 +9,10 @@
 //     another tensor's rows). Data moves between the host and the device only through Upload,
 //     Write and Read (counted in Stats), never between two ops.
 //   - An op call (RMSNorm, MatVec, GetRows, Softmax, Rope, Add, Mul, Swiglu, Scale,
-//     AttnDecode) checks its operands' types and shapes, resolves its cell (op, type, backend)
-//     in the registry current at that call, and queues one dispatch. Queued dispatches run in
+//     AttnDecode; ArgMax, ArgMin, TopK and Sample, which pick from logits on the device)
+//     checks its operands' types and shapes, resolves its cell (op, type, backend) in the
+//     registry current at that call, and queues one dispatch (two for an ArgMax or TopK over
+//     more values than a workgroup takes). Queued dispatches run in
 //     order when the program reads a tensor, writes one, or calls Flush: one submission, with a
 //     barrier only where a dispatch depends on an earlier one.
 //   - Who serves a cell: the registry's choice for this machine (registry.SelectOn: the cell's

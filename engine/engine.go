@@ -78,6 +78,7 @@ type Engine struct {
 	twins   map[twinKey]*twin
 	hands   map[string]*hand // by incumbent name and shape
 	tables  map[oracle.Type][]buffer
+	scratch map[string]*Tensor // by op: what two-pass ops keep between their passes
 	dummy   buffer
 	trace   []Call
 	tracing bool
@@ -138,6 +139,7 @@ func Open(opts Options) (*Engine, error) {
 	e := &Engine{
 		dev: dev, backend: dev.backend(), opts: opts, caps: dev.subgroupSize(),
 		twins: map[twinKey]*twin{}, hands: map[string]*hand{}, tables: map[oracle.Type][]buffer{},
+		scratch: map[string]*Tensor{},
 		tracing: true,
 	}
 	e.device, e.driver = dev.evidence()

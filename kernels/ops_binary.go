@@ -25,7 +25,7 @@ func init() {
 
 // broadcastKernel builds y[i] = f(a[i], b[i % nb]) for i < n. Bindings: 0 a (f32, n), 1 b (f32,
 // nb), 2 y (f32, n). Parameters: n (u32), nb (u32, divides n; nb == n reads b element-wise).
-// Dispatch BroadcastGroups(n, nb, T): a row of nb values along x, the rows of a along y (and z).
+// Dispatch BroadcastGroups(n, nb, T): a row of nb values along x (and z), the rows of a along y.
 //
 // The broadcast is in the grid, not in a remainder: b's position is the invocation's x, so
 // nothing divides. With i % nb under a uniform branch for the broadcast case, add/f32 ran at
@@ -40,20 +40,21 @@ func broadcastKernel(name string, s Schedule, f func(a, b dsl.Value) dsl.Value) 
 	y := k.Buffer("y", dsl.F32, dsl.Write)
 	n := k.Param("n", dsl.U32)
 	nb := k.Param("nb", dsl.U32)
-	j := k.WorkgroupID(dsl.X).Mul(uint32(s.Lanes)).Add(k.LocalIndex()).Named("j")
-	row := k.WorkgroupID(dsl.Z).Mul(k.NumWorkgroups(dsl.Y)).Add(k.WorkgroupID(dsl.Y)).Named("row")
-	i := row.Mul(nb).Add(j).Named("i")
+	j := k.WorkgroupID(dsl.Z).Mul(k.NumWorkgroups(dsl.X)).Add(k.WorkgroupID(dsl.X)).Mul(uint32(s.Lanes)).Add(k.LocalIndex()).Named("j")
+	i := k.WorkgroupID(dsl.Y).Mul(nb).Add(j).Named("i")
 	k.If(j.Lt(nb).And(i.Lt(n)), func() { y.Store(i, f(a.Load(i), b.Load(j))) })
 	return k
 }
 
 // BroadcastGroups is the grid of add and mul over n values of a and nb of b (nb divides n): one
-// workgroup per T values of a row of nb along x, the n/nb rows along y, up to 65535, and z.
+// workgroup per T values of a row of nb along x (up to 65535, then in slabs along z), the n/nb
+// rows along y (a device takes at most 65535: more rows are more dispatches).
 func BroadcastGroups(n, nb, T int) [3]uint32 {
 	nb = max(1, nb)
 	rows := max(1, n/nb)
-	y := min(rows, maxGroupsX)
-	return [3]uint32{uint32(max(1, (nb+T-1)/T)), uint32(y), uint32((rows + y - 1) / y)}
+	g := max(1, (nb+T-1)/T)
+	x := min(g, maxGroupsX)
+	return [3]uint32{uint32(x), uint32(rows), uint32((g + x - 1) / x)}
 }
 
 // AddKernel builds add: y[i] = a[i] + b[i % nb] (oracle.AddF32). Bindings: 0 a (f32, n), 1 b (f32,

@@ -57,13 +57,13 @@ const (
 
 // Width returns the canonical width W of op over type t (the weight type for matvec and
 // matvec_q8, F32 for the row ops), and false for an op or type without a canonical reduction.
-// Ops: "rms_norm", "add_rmsnorm", "rms_norm_rope", "softmax", "attn_decode", "argmax", "argmin",
+// Ops: "rms_norm", "add_rmsnorm", "rms_norm_rope", "softmax", "attn_decode", "argmax", "argmin", "topk",
 // "matvec", "matvec_q8".
 func Width(op string, t Type) (int, bool) {
 	switch op {
 	case "rms_norm", "add_rmsnorm", "rms_norm_rope", "softmax", "attn_decode":
 		return RowWidth, t == F32
-	case "argmax", "argmin":
+	case "argmax", "argmin", "topk":
 		return ArgWidth, t == F32
 	case "matvec":
 		if _, ok := t.Info(); !ok {

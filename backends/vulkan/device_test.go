@@ -716,3 +716,40 @@ func BenchmarkDispatchOverhead(b *testing.B) {
 		b.Fatalf("counter %d, want %d", v, b.N+1)
 	}
 }
+
+// TestLavapipeLoopLimit records a limit of Mesa's lavapipe that every kernel author meets: an
+// invocation's loops stop once it has run 65535 iterations in all (docs/contracts.md). A loop of
+// 60000 iterations must run whole on every driver; on lavapipe one of 70000 is logged as cut.
+func TestLavapipeLoopLimit(t *testing.T) {
+	d := openDevice(t, Options{})
+	// A counting loop of n iterations: out[0] = n when the loop ran whole.
+	words := compileGLSL(t, `#version 450
+layout(local_size_x = 1) in;
+layout(binding = 0) buffer O { uint o[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() { uint c = 0u; for (uint i = 0u; i < p.n; i++) { c++; } o[0] = c; }`)
+	p, err := d.Pipeline(&Module{Words: words, Name: "main", WorkgroupSize: [3]uint32{1, 1, 1}, PushConstantSize: 4, Bindings: []Binding{{Name: "o"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.NewBuffer(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(n uint32) uint32 {
+		if err := d.Run(p, []*Buffer{b}, binary.LittleEndian.AppendUint32(nil, n), [3]uint32{1, 1, 1}); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]byte, 4)
+		if err := b.Read(0, out); err != nil {
+			t.Fatal(err)
+		}
+		return binary.LittleEndian.Uint32(out)
+	}
+	if got := count(60000); got != 60000 {
+		t.Fatalf("a loop of 60000 iterations ran %d", got)
+	}
+	if got := count(70000); got != 70000 {
+		t.Logf("%s: a loop of 70000 iterations ran %d (the driver's loop limit)", d.Info().Name, got)
+	}
+}

@@ -216,6 +216,7 @@ func fail(call, format string, args ...any) error {
 	return &gpudrv.ResultError{Call: call, Code: 1, Name: "emulated: " + fmt.Sprintf(format, args...)}
 }
 
+// Current implements gpudrv.Driver: the emulated device is current until Release.
 func (d *Driver) Current() error {
 	if d.closed {
 		return fail("Current", "the emulated device was released")
@@ -223,6 +224,8 @@ func (d *Driver) Current() error {
 	return nil
 }
 
+// Alloc implements gpudrv.Driver: size zeroed bytes of Go memory at a made-up device address,
+// with a gap after it so that an address just past one allocation is in none.
 func (d *Driver) Alloc(size int) (uint64, error) {
 	a := &allocation{base: d.next, data: make([]byte, size)}
 	d.next += (uint64(size) + 4095) &^ 4095
@@ -245,6 +248,7 @@ func (d *Driver) find(call string, p uint64, n int) (*allocation, int, error) {
 	return a, off, nil
 }
 
+// Free implements gpudrv.Driver.
 func (d *Driver) Free(p uint64) error {
 	for i, a := range d.allocs {
 		if a.base == p {
@@ -255,6 +259,7 @@ func (d *Driver) Free(p uint64) error {
 	return fail("Free", "%#x was not allocated", p)
 }
 
+// Zero implements gpudrv.Driver.
 func (d *Driver) Zero(p uint64, n int) error {
 	a, off, err := d.find("Zero", p, n)
 	if err == nil {
@@ -263,6 +268,7 @@ func (d *Driver) Zero(p uint64, n int) error {
 	return err
 }
 
+// CopyHtoD implements gpudrv.Driver: a copy into the allocation holding dst.
 func (d *Driver) CopyHtoD(dst uint64, src []byte) error {
 	a, off, err := d.find("CopyHtoD", dst, len(src))
 	if err == nil {
@@ -271,6 +277,7 @@ func (d *Driver) CopyHtoD(dst uint64, src []byte) error {
 	return err
 }
 
+// CopyDtoH implements gpudrv.Driver: a copy out of the allocation holding src.
 func (d *Driver) CopyDtoH(dst []byte, src uint64) error {
 	a, off, err := d.find("CopyDtoH", src, len(dst))
 	if err == nil {
@@ -279,6 +286,7 @@ func (d *Driver) CopyDtoH(dst []byte, src uint64) error {
 	return err
 }
 
+// LoadModule implements gpudrv.Driver: an emulated image (what the emulated compiler built).
 func (d *Driver) LoadModule(img []byte) (uintptr, error) {
 	im, err := parseImage(img)
 	if err != nil {
@@ -292,6 +300,7 @@ func (d *Driver) LoadModule(img []byte) (uintptr, error) {
 	return h, nil
 }
 
+// UnloadModule implements gpudrv.Driver.
 func (d *Driver) UnloadModule(m uintptr) error {
 	if _, ok := d.modules[m]; !ok {
 		return fail("UnloadModule", "no module %d", m)
@@ -396,12 +405,14 @@ func (d *Driver) Launch(fn uintptr, grid, block [3]uint32, stream uintptr, args 
 	return nil
 }
 
+// StreamCreate implements gpudrv.Driver.
 func (d *Driver) StreamCreate() (uintptr, error) {
 	h := d.handle()
 	d.streams[h] = true
 	return h, nil
 }
 
+// StreamDestroy implements gpudrv.Driver.
 func (d *Driver) StreamDestroy(s uintptr) error {
 	delete(d.streams, s)
 	return nil
@@ -415,17 +426,21 @@ func (d *Driver) StreamSync(s uintptr) error {
 	return nil
 }
 
+// EventCreate implements gpudrv.Driver.
 func (d *Driver) EventCreate() (uintptr, error) {
 	h := d.handle()
 	d.events[h] = 0
 	return h, nil
 }
 
+// EventDestroy implements gpudrv.Driver.
 func (d *Driver) EventDestroy(e uintptr) error {
 	delete(d.events, e)
 	return nil
 }
 
+// EventRecord implements gpudrv.Driver: the event takes the emulated clock (the launches
+// before it ran when they were enqueued).
 func (d *Driver) EventRecord(e, s uintptr) error {
 	if _, ok := d.events[e]; !ok {
 		return fail("EventRecord", "no event %d", e)
@@ -434,8 +449,10 @@ func (d *Driver) EventRecord(e, s uintptr) error {
 	return nil
 }
 
+// EventSync implements gpudrv.Driver: there is nothing to wait for.
 func (d *Driver) EventSync(e uintptr) error { return nil }
 
+// EventElapsed implements gpudrv.Driver: milliseconds of the emulated clock between the events.
 func (d *Driver) EventElapsed(start, end uintptr) (float32, error) {
 	return float32(float64(d.events[end]-d.events[start]) / 1e6), nil
 }
