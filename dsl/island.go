@@ -32,8 +32,9 @@ const (
 // Barrier.
 //
 // The portable body: each invocation of the subgroup takes the D elements e = lane, lane + S,
-// ... below 256 (lane its SubgroupLane, S the SubgroupSize) and computes each as the sum above,
-// eight DotI8x4 of A's and B's words in order.
+// ... below 256 (lane its SubgroupLane, S the lanes its subgroup holds: SubgroupSize, or fewer
+// in a last subgroup the workgroup does not fill) and computes each as the sum above, eight
+// DotI8x4 of A's and B's words in order.
 func (k *Kernel) MMA(a Array, aTile any, b Array, bTile any, d Array, dTile any, accumulate bool) {
 	p := callerPos()
 	if k == nil {
@@ -84,7 +85,11 @@ func (k *Kernel) mmaPortable(a, b, d Array, tiles [3]Value, accumulate bool) {
 	aBase := tiles[0].Mul(uint32(MMATileWords))
 	bBase := tiles[1].Mul(uint32(MMATileWords))
 	dBase := tiles[2].Mul(uint32(MMATileD))
-	k.For("mma_e", k.LaneID(), uint32(MMATileD), k.SubgroupSize(), func(e Value) {
+	// The lanes this subgroup holds: SubgroupSize, or fewer in a last subgroup the workgroup
+	// does not fill (a 32-lane workgroup on a wave64).
+	size := k.SubgroupSize()
+	held := size.Min(k.U32(uint32(k.Lanes())).Sub(k.SubgroupID().Mul(size)))
+	k.For("mma_e", k.LaneID(), uint32(MMATileD), held, func(e Value) {
 		row := aBase.Add(e.Shr(uint32(4)).Mul(uint32(ir.MMAWordsRow)))
 		col := bBase.Add(e.And(uint32(ir.MMACols - 1)).Mul(uint32(ir.MMAWordsRow)))
 		at := dBase.Add(e)

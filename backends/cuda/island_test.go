@@ -53,9 +53,7 @@ func TestIslandCaps(t *testing.T) {
 // body (generic text) against the oracle on every input pattern, in three lane orders.
 func TestIslandHostExecutionH(t *testing.T) {
 	for _, arch := range []string{"sm_80", "sm_61"} {
-		n := islandtest.RunHost(t, host.CUDA, 32, func(acc bool) (string, error) {
-			return cuda.EmitFor(islandKernel(t, acc), arch)
-		})
+		n := islandtest.RunHost(t, host.CUDA, 32, islandtest.Kernel, func(k *ir.Kernel) (string, error) { return cuda.EmitFor(k, arch) })
 		t.Logf("%s (%s body): %d host runs (H) bit-exact against oracle.TileMMAI8", arch, cuda.IslandBody(ir.IslandMMAI8, arch), n)
 	}
 }

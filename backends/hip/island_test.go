@@ -32,11 +32,24 @@ func TestIslandHostExecutionH(t *testing.T) {
 		arch string
 		wave int
 	}{{"gfx940", 64}, {"gfx1100", 32}, {"gfx90a", 64}, {"gfx90a", 32}} {
-		n := islandtest.RunHost(t, host.HIP, c.wave, func(acc bool) (string, error) {
-			return hip.Emit(islandKernel(t, acc), c.arch)
-		})
+		n := islandtest.RunHost(t, host.HIP, c.wave, islandtest.Kernel, func(k *ir.Kernel) (string, error) { return hip.Emit(k, c.arch) })
 		t.Logf("%s wave%d (%s body): %d host runs (H) bit-exact against oracle.TileMMAI8", c.arch, c.wave, hip.IslandBody(ir.IslandMMAI8, c.arch), n)
 	}
+}
+
+// TestIslandPartialWave runs a 32-invocation workgroup on 64-lane waves: gfx940's MFMA body
+// needs a whole wave64, so the lowering keeps the portable body, which covers the tile with the
+// 32 lanes the wave holds.
+func TestIslandPartialWave(t *testing.T) {
+	k, err := islandtest.SmallKernel(false).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, low, err := hip.EmitLowered(k, "gfx940"); err != nil || len(lower.NativeIslands(low)) != 0 {
+		t.Fatalf("gfx940, 32 lanes: native islands %v (%v), want the portable body", lower.NativeIslands(low), err)
+	}
+	n := islandtest.RunHost(t, host.HIP, 64, islandtest.SmallKernel, func(k *ir.Kernel) (string, error) { return hip.Emit(k, "gfx940") })
+	t.Logf("32 lanes on wave64: %d host runs (H) bit-exact against oracle.TileMMAI8", n)
 }
 
 // TestIslandCaps checks which targets lower the island natively.

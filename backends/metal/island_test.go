@@ -13,13 +13,7 @@ import (
 // against the oracle on every input pattern, in three lane orders.
 func TestIslandHostExecutionH(t *testing.T) {
 	for _, w := range []int{32, 8} {
-		n := islandtest.RunHost(t, host.MSL, w, func(acc bool) (string, error) {
-			k, err := islandtest.Kernel(acc).Build()
-			if err != nil {
-				return "", err
-			}
-			return metal.Emit(k)
-		})
+		n := islandtest.RunHost(t, host.MSL, w, islandtest.Kernel, metal.Emit)
 		t.Logf("simdgroup %d: %d host runs (H) bit-exact against oracle.TileMMAI8", w, n)
 	}
 }

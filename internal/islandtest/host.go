@@ -6,30 +6,35 @@ import (
 	"time"
 
 	"github.com/onesource-go/onesource/backends/cfamily/host"
+	"github.com/onesource-go/onesource/dsl"
+	"github.com/onesource-go/onesource/ir"
 )
 
-// Emitter prints a test kernel (Kernel(accumulate)) for one target.
-type Emitter func(accumulate bool) (string, error)
+// Emitter prints a built test kernel for one target.
+type Emitter func(k *ir.Kernel) (string, error)
 
 // RunHost runs every case through host execution (level H, EMULATION ON THE CPU) of the text
-// emit prints, with subgroups of warp lanes, in ascending, descending and shuffled lane order,
-// and fails t where d differs from the oracle's. It returns the number of runs; it skips t when
-// host execution is unavailable.
-func RunHost(t *testing.T, lang host.Lang, warp int, emit Emitter) int {
+// emit prints for the kernels build makes (Kernel or SmallKernel), with subgroups of warp lanes,
+// in ascending, descending and shuffled lane order, and fails t where d differs from the
+// oracle's. It returns the number of runs; it skips t when host execution is unavailable.
+func RunHost(t *testing.T, lang host.Lang, warp int, build func(accumulate bool) *dsl.Kernel, emit Emitter) int {
 	t.Helper()
 	opts := host.Options{SubgroupSize: warp, Timeout: 2 * time.Minute}
 	if err := host.Available(opts); err != nil {
 		t.Skipf("host execution (H) %v", err)
 	}
-	var srcs [2]string
+	var srcs, names [2]string
+	var wg uint32
 	for i, acc := range []bool{false, true} {
-		src, err := emit(acc)
+		k, err := build(acc).Build()
 		if err != nil {
 			t.Fatal(err)
 		}
-		srcs[i] = src
+		if srcs[i], err = emit(k); err != nil {
+			t.Fatal(err)
+		}
+		names[i], wg = k.Name, k.WorkgroupSize[0]
 	}
-	names := [2]string{"mma_i8", "mma_i8_acc"}
 	n := 0
 	for _, c := range Cases() {
 		i := 0
@@ -39,7 +44,7 @@ func RunHost(t *testing.T, lang host.Lang, warp int, emit Emitter) int {
 		for _, order := range []host.Order{host.Ascending, host.Descending, host.Shuffled} {
 			o := opts
 			o.Order, o.Seed = order, 7
-			out, err := host.Run(srcs[i], lang, names[i], c.Bufs(), nil, [3]uint32{c.Groups, 1, 1}, [3]uint32{WG, 1, 1}, o)
+			out, err := host.Run(srcs[i], lang, names[i], c.Bufs(), nil, [3]uint32{c.Groups, 1, 1}, [3]uint32{wg, 1, 1}, o)
 			if err != nil {
 				var ee *host.ExecError
 				if errors.As(err, &ee) {

@@ -34,37 +34,48 @@ func Kernel(accumulate bool) *dsl.Kernel {
 	if accumulate {
 		name = "mma_i8_acc"
 	}
-	return kernel(name, accumulate, 1)
+	return kernel(name, accumulate, 1, WG)
+}
+
+// SmallKernel is Kernel on a workgroup of 32 invocations: on a device with 64-lane subgroups
+// it is one partial subgroup, which the portable body must still cover.
+func SmallKernel(accumulate bool) *dsl.Kernel {
+	name := "mma_i8_small"
+	if accumulate {
+		name = "mma_i8_small_acc"
+	}
+	return kernel(name, accumulate, 1, 32)
 }
 
 // BenchKernel is Kernel accumulating, with each tile's product taken repeat times (D += A·Bᵀ,
 // repeat times): the benchmarks' kernel, heavier on the island than on the loads around it.
 func BenchKernel(repeat int) *dsl.Kernel {
-	return kernel(fmt.Sprintf("mma_i8_x%d", repeat), true, repeat)
+	return kernel(fmt.Sprintf("mma_i8_x%d", repeat), true, repeat, WG)
 }
 
-func kernel(name string, accumulate bool, repeat int) *dsl.Kernel {
-	k := dsl.New(name, WG)
+func kernel(name string, accumulate bool, repeat, wg int) *dsl.Kernel {
+	k := dsl.New(name, wg)
 	a := k.Buffer("a", dsl.U32, dsl.Read)
 	b := k.Buffer("b", dsl.U32, dsl.Read)
 	d := k.Buffer("d", dsl.I32, dsl.ReadWrite)
 	sa := k.Shared("sa", dsl.U32, TilesPerGroup*dsl.MMATileWords)
 	sb := k.Shared("sb", dsl.U32, TilesPerGroup*dsl.MMATileWords)
 	sd := k.Shared("sd", dsl.I32, TilesPerGroup*dsl.MMATileD)
-	wg := k.WorkgroupID(dsl.X)
+	group := k.WorkgroupID(dsl.X)
 	words := uint32(TilesPerGroup * dsl.MMATileWords)
 	elems := uint32(TilesPerGroup * dsl.MMATileD)
-	k.For("i", k.LocalIndex(), words, uint32(WG), func(i dsl.Value) {
-		sa.Store(i, a.Load(wg.Mul(words).Add(i)))
-		sb.Store(i, b.Load(wg.Mul(words).Add(i)))
+	k.For("i", k.LocalIndex(), words, uint32(wg), func(i dsl.Value) {
+		sa.Store(i, a.Load(group.Mul(words).Add(i)))
+		sb.Store(i, b.Load(group.Mul(words).Add(i)))
 	})
 	if accumulate {
-		k.For("j", k.LocalIndex(), elems, uint32(WG), func(j dsl.Value) {
-			sd.Store(j, d.Load(wg.Mul(elems).Add(j)))
+		k.For("j", k.LocalIndex(), elems, uint32(wg), func(j dsl.Value) {
+			sd.Store(j, d.Load(group.Mul(elems).Add(j)))
 		})
 	}
 	k.Barrier()
-	subgroups := k.U32(WG).Div(k.SubgroupSize())
+	// The subgroups the workgroup holds (a last, partial one counted).
+	subgroups := k.U32(uint32(wg)).Add(k.SubgroupSize().Sub(uint32(1))).Div(k.SubgroupSize())
 	k.For("t", k.SubgroupID(), uint32(TilesPerGroup), subgroups, func(t dsl.Value) {
 		if repeat == 1 {
 			k.MMA(sa, t, sb, t, sd, t, accumulate)
@@ -73,8 +84,8 @@ func kernel(name string, accumulate bool, repeat int) *dsl.Kernel {
 		k.For("r", uint32(0), uint32(repeat), uint32(1), func(dsl.Value) { k.MMA(sa, t, sb, t, sd, t, accumulate) })
 	})
 	k.Barrier()
-	k.For("o", k.LocalIndex(), elems, uint32(WG), func(o dsl.Value) {
-		d.Store(wg.Mul(elems).Add(o), sd.Load(o))
+	k.For("o", k.LocalIndex(), elems, uint32(wg), func(o dsl.Value) {
+		d.Store(group.Mul(elems).Add(o), sd.Load(o))
 	})
 	return k
 }
