@@ -4,27 +4,21 @@ import (
 	"testing"
 
 	"github.com/onesource-go/onesource/backends/webgpu"
+	"github.com/onesource-go/onesource/backends/webgpu/nagacheck"
 	"github.com/onesource-go/onesource/internal/islandtest"
-	"github.com/onesource-go/onesource/internal/testmode"
 	"github.com/onesource-go/onesource/lower"
 )
 
 // TestIslandMMA runs the mma island's portable body through WGSL (with `enable subgroups;`: the
-// island is a subgroup operation), naga's SPIR-V and the Vulkan device here, against the oracle.
-// Each launch goes through naga (about 2 s), so it samples the input patterns (random, all
-// equal, the extremes, with and without accumulation; testmode.Sample); ONESOURCE_FULL=1 runs
-// every one.
+// island is a subgroup operation), naga's SPIR-V and the Vulkan device here, against the oracle
+// on every input pattern. naga compiles each of the two kernels once.
 func TestIslandMMA(t *testing.T) {
 	d := device(t)
 	ks, err := islandtest.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range testmode.Sample(islandtest.Cases(), 0, 5, 9, 10) {
-		k := ks[0]
-		if c.Accumulate {
-			k = ks[1]
-		}
+	for i, k := range ks {
 		o := webgpu.OptionsFor(k)
 		if o.SubgroupSize == 0 {
 			t.Fatal("the island's kernel does not ask for subgroups")
@@ -33,9 +27,34 @@ func TestIslandMMA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := runNaga(t, d, low, o, c.Bufs(), nil, [3]uint32{c.Groups, 1, 1})
-		if diff := islandtest.Diff(out[2], c.Want); diff != "" {
-			t.Errorf("%s: %s", c.Name, diff)
+		m, err := webgpu.Emit(low, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := nagacheck.SPIRV(m.Source, nagacheck.Options{})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, m.Source)
+		}
+		vm, err := nagacheck.VulkanModule(m, r, low.SharedBytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := d.Pipeline(vm)
+		if err != nil {
+			t.Skipf("the device cannot run naga's module of %s: %v", low.Name, err)
+		}
+		for _, c := range islandtest.Cases() {
+			if c.Accumulate != (i == 1) {
+				continue
+			}
+			bufs := c.Bufs()
+			outs, err := nagacheck.Run(d, p, m, bufs, []int{0, 1, 2}, nil, [3]uint32{c.Groups, 1, 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := islandtest.Diff(outs[2], c.Want); diff != "" {
+				t.Errorf("%s: %s", c.Name, diff)
+			}
 		}
 	}
 }
