@@ -18,10 +18,12 @@ import (
 
 func init() {
 	hipDialect, _ := hip.DialectFor(hipArch)
+	cudaDialect, _ := cuda.DialectFor(cudaArch)
 	extraTargets = append(extraTargets,
-		&CFamily{name: "cuda", lang: host.CUDA, dialect: cuda.Dialect, caps: cuda.Caps,
-			validate: func(src string) (*cfamily.Result, error) { return cuda.CompileClang(src, "sm_80") },
-			device:   cudaDevice},
+		&CFamily{name: "cuda", lang: host.CUDA, dialect: cudaDialect, caps: cudaDialect.Caps,
+			validate:   func(src string) (*cfamily.Result, error) { return cuda.CompileClang(src, cudaArch) },
+			device:     cudaDevice,
+			islandBody: func(i ir.Island) string { return cuda.IslandBody(i, cudaArch) }},
 		&CFamily{name: "hip", lang: host.HIP, dialect: hipDialect, caps: hipDialect.Caps,
 			validate: func(src string) (*cfamily.Result, error) { return hip.CompileHIPCC(src, hipArch) },
 			device:   hipDevice},
@@ -33,6 +35,11 @@ func init() {
 
 // hipArch is the AMD target the HIP column is emitted and validated for (CDNA2, with sdot4).
 const hipArch = "gfx90a"
+
+// cudaArch is the NVIDIA architecture the CUDA column is emitted and validated for: sm_80, the
+// first with the mma island's native body (kernels without islands print the same text for
+// every architecture).
+const cudaArch = "sm_80"
 
 // CFamily runs cells through one C-family backend: E emitted text, V the vendor compiler accepts
 // it (clang-16 to PTX for CUDA, hipcc to an AMDGPU code object for HIP, the labelled host
@@ -48,6 +55,8 @@ type CFamily struct {
 	vnote    string
 	device   func(src string, k *ir.Kernel, cases []kernels.Case, lens func(kernels.Case) []uint32) ([][][]byte, error)
 	opts     host.Options
+	// islandBody names the dialect's native body of an island (nil: none is native).
+	islandBody func(ir.Island) string
 	// unchecked turns checked mode off: the kernel runs as production emits it.
 	unchecked bool
 }
@@ -91,6 +100,7 @@ func (c *CFamily) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Ou
 		o.Err = fmt.Errorf("lower: %w", err)
 		return o
 	}
+	o.noteIslands(k, low, c.islandBody)
 	src, err := cfamily.Print(low, c.dialect)
 	o.Phases.Emit = clk.lap()
 	if err != nil {

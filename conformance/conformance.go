@@ -73,6 +73,9 @@ type Outcome struct {
 	OutOfBounds string
 	// Phases is where the target's time went (Judge adds the build).
 	Phases Phases
+	// Islands names the body each intrinsic island of the kernel ran with ("mma_i8_16x16x32:
+	// portable"), nil when it has none.
+	Islands []string
 }
 
 // Phases is where one run's time went, in seconds. A phase the target does not have stays 0.
@@ -136,6 +139,9 @@ type Result struct {
 	// elements (case NAME)"; such a run fails (not bit-exact, Reason "out of bounds at ...").
 	Checked     bool   `json:"checked,omitempty"`
 	OutOfBounds string `json:"out_of_bounds,omitempty"`
+	// Islands names the body each intrinsic island of the kernel ran with on this run, native
+	// or portable ("mma_i8_16x16x32: mma.sync.m16n8k32.s8 x2"); empty when it has none.
+	Islands []string `json:"islands,omitempty"`
 	// Inexact says the cell declares inexact outputs (kernels.Case.Tol: a device's own
 	// functions): it is never bit-exact; Within says every inexact output stayed within its
 	// declared bound (and every other output was bit-exact), so the cell passes as "inexact, max
@@ -197,6 +203,7 @@ func Judge(t Target, c kernels.Cell, s kernels.Schedule) Result {
 	r.Phases.Build = built
 	r.Levels = o.Levels
 	r.Checked = o.Checked
+	r.Islands = o.Islands
 	if o.Err != nil {
 		r.Reason = o.Err.Error()
 		r.Seconds = time.Since(start).Seconds()

@@ -47,6 +47,7 @@ func (c *CPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Outcom
 		o.Err = fmt.Errorf("compile: %w", err)
 		return o
 	}
+	o.noteIslands(k, p.Kernel(), nil)
 	o.Levels = "E"
 	start := time.Now()
 	for _, cs := range cases {

@@ -122,7 +122,9 @@ func (v *Vulkan) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		if caps.SubgroupSize > 1 {
 			sg = caps.SubgroupSize
 		}
-		m, err = vulkan.Emit(low, vulkan.EmitOptions{SubgroupSize: uint32(sg), Env: env})
+		shape, _ := vulkan.IslandShape(v.dev.Info().CoopMatrixI8)
+		m, err = vulkan.Emit(low, vulkan.EmitOptions{SubgroupSize: uint32(sg), Env: env, CoopMatrix: shape})
+		o.noteIslands(k, low, func(ir.Island) string { return vulkan.IslandBody(v.dev.Info()) })
 	}
 	o.Phases.Emit = clk.lap()
 	if err != nil {

@@ -177,6 +177,7 @@ func (w *WebGPU) Run(k *ir.Kernel, s kernels.Schedule, cases []kernels.Case) Out
 		o.Checked = true
 	}
 	o.Phases.Lower = clk.lap()
+	o.noteIslands(k, low, nil)
 	if err != nil {
 		o.Err = fmt.Errorf("lower: %w", err)
 		return o

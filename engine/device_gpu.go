@@ -68,8 +68,22 @@ func openGPU(opts Options) (device, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.dev, info, arch, kind, g.caps, g.lcaps = d.Device, d.Info().Properties, d.Info().Arch, "CUDA", cuda.Caps.SubgroupSize, cuda.Caps
-		g.emit = cuda.EmitLowered
+		g.dev, info, arch, kind, g.caps = d.Device, d.Info().Properties, d.Info().Arch, "CUDA", cuda.Caps.SubgroupSize
+		// The device's architecture decides the islands' bodies (mma.sync from sm_80); the
+		// emulated device emulates sm_80's. Text without islands is the same for every one.
+		target := d.Info().Arch
+		if d.Emulated() {
+			target = "sm_80"
+		}
+		caps, err := cuda.CapsFor(target)
+		if err != nil {
+			target = "sm_61"
+			if caps, err = cuda.CapsFor(target); err != nil {
+				caps = cuda.Caps
+			}
+		}
+		g.lcaps = caps // checked mode lowers for what the text is emitted for
+		g.emit = func(k *ir.Kernel) (string, *ir.Kernel, error) { return cuda.EmitLoweredFor(k, target) }
 	case HIP:
 		d, err := gpudrv.OpenDevice(opts.Emulated, opts.DeviceIndex, hip.OpenEmulated, hip.Available, hip.Open)
 		if err != nil {

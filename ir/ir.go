@@ -98,6 +98,13 @@ const (
 	OpReturn   // ends this invocation
 	OpBarrier  // workgroup control + memory barrier (shared and buffer memory)
 
+	// Intrinsic islands (numbered last so the ops before keep their numbers).
+	// OpIsland: an intrinsic island (island.go): Aux = IslandAux (the Island and its shared
+	// arrays), Args = the island's tile indices (u32); Blocks: [portable body], the DSL code
+	// that defines its meaning. Lowering keeps it for a target that runs the island natively
+	// (the backend prints its own body) and inlines the portable body everywhere else.
+	OpIsland
+
 	opCount
 )
 
@@ -111,7 +118,7 @@ var opNames = [...]string{
 	OpSelect: "select", OpConvert: "convert", OpBitcast: "bitcast",
 	OpCompose: "compose", OpExtract: "extract",
 	OpDotI8x4: "dot_i8x4", OpShuffleXor: "shuffle_xor", OpShuffle: "shuffle", OpSubgroupReduce: "subgroup_reduce", OpReduce: "reduce",
-	OpFma: "fma", OpNative: "native",
+	OpFma: "fma", OpNative: "native", OpIsland: "island",
 	OpIf: "if", OpLoop: "loop", OpBreak: "break", OpContinue: "continue", OpReturn: "return",
 	OpBarrier: "barrier",
 }

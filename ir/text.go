@@ -95,6 +95,12 @@ func (p *printer) block(b *Block, depth int) {
 			p.sb.WriteString("." + ReduceOp(in.Aux).String())
 		case OpNative:
 			p.sb.WriteString("." + NativeFunc(in.Aux).String())
+		case OpIsland:
+			c := DecodeIsland(in.Aux)
+			fmt.Fprintf(&p.sb, ".%s a=shared %d b=shared %d d=shared %d", c.Island, c.A, c.B, c.D)
+			if c.Accumulate {
+				p.sb.WriteString(" acc")
+			}
 		}
 		for i, a := range in.Args {
 			if i == 0 && in.Op != OpConst {
@@ -118,6 +124,10 @@ func (p *printer) block(b *Block, depth int) {
 				p.sb.WriteString(ind + "} else {\n")
 				p.block(in.Blocks[1], depth+1)
 			}
+			p.sb.WriteString(ind + "}")
+		case OpIsland:
+			p.sb.WriteString(" portable {\n")
+			p.block(in.Blocks[0], depth+1)
 			p.sb.WriteString(ind + "}")
 		case OpLoop:
 			p.sb.WriteString(" {\n")

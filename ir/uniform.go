@@ -15,9 +15,16 @@ package ir
 // body with a nil cause; the walk of the body under the exit is deferred to the end of the pass
 // (what the uniform walk reported inside the body is dropped), so every pass takes time linear
 // in the size of the kernel however deep its loops nest.
+//
+// Islands (island.go) need less: every invocation of a subgroup, not of the workgroup, must
+// reach one together with the same tile indices. A second analysis at subgroup scope runs when
+// the kernel has islands: the same walk, with the subgroup's index among the values that do not
+// differ (between the invocations of one subgroup), reporting an island under control that
+// depends on the invocation or with a tile index that does.
 
 type uniformity struct {
 	v       *verifier
+	sub     bool           // subgroup scope: SubgroupID is uniform; islands are checked, barriers are not
 	nu      map[*Inst]bool // value differs between invocations
 	varNU   []bool
 	changed bool
@@ -26,10 +33,12 @@ type uniformity struct {
 	exits   map[*Block]uniExit // exits of a block walked under non-uniform control
 }
 
-// uniItem is a report of a pass, in program order: a barrier or reduction reached under
-// non-uniform control (at), or a loop (at) whose blocks are to be walked again under cause.
+// uniItem is a report of a pass, in program order: a barrier, reduction or island reached under
+// non-uniform control (at), an island whose operand arg (>= 0) is not uniform (cause), or a loop
+// (at) whose blocks are to be walked again under cause.
 type uniItem struct {
 	at, cause *Inst
+	arg       int
 }
 
 type uniExit struct{ loop, ret *Inst }
@@ -48,6 +57,18 @@ func (v *verifier) uniformity() {
 	}
 	u.report = true
 	u.pass()
+	if !u.sub && v.k.HasIslands() {
+		s := &uniformity{v: v, sub: true, nu: make(map[*Inst]bool, v.size), varNU: make([]bool, len(v.k.Vars)), exits: map[*Block]uniExit{}}
+		for {
+			s.changed = false
+			s.pass()
+			if !s.changed {
+				break
+			}
+		}
+		s.report = true
+		s.pass()
+	}
 }
 
 // pass walks the kernel once, then what it deferred, reporting when u.report is set.
@@ -61,7 +82,13 @@ func (u *uniformity) pass() {
 func (u *uniformity) flush(items []uniItem) {
 	for _, it := range items {
 		if it.at.Op != OpLoop {
-			if u.report {
+			switch {
+			case !u.report:
+			case it.at.Op == OpIsland && it.arg >= 0:
+				u.v.errf(it.at.Pos, "island %s: tile index %d differs between the invocations of a subgroup (%s at %s); every invocation of the subgroup must name the same tiles", DecodeIsland(it.at.Aux).Island, it.arg, it.cause.Op, it.cause.Pos)
+			case it.at.Op == OpIsland:
+				u.v.errf(it.at.Pos, "island %s is not reached by every invocation of the subgroup together: control depends on the invocation (%s at %s)", DecodeIsland(it.at.Aux).Island, it.cause.Op, it.cause.Pos)
+			default:
 				u.v.errf(it.at.Pos, "%s is not reached by every invocation of the workgroup: control depends on the invocation (%s at %s)", it.at.Op, it.cause.Op, it.cause.Pos)
 			}
 			continue
@@ -83,6 +110,10 @@ func (u *uniformity) block(b *Block, cause *Inst) (loopExit, retExit *Inst) {
 		case OpBuiltin:
 			switch Builtin(in.Aux) {
 			case WorkgroupID, NumWorkgroups, SubgroupSize:
+			case SubgroupID:
+				if !u.sub {
+					u.set(in)
+				}
 			default:
 				u.set(in)
 			}
@@ -102,9 +133,24 @@ func (u *uniformity) block(b *Block, cause *Inst) (loopExit, retExit *Inst) {
 				u.changed = true
 			}
 		case OpReduce, OpBarrier:
-			if cause != nil {
-				u.items = append(u.items, uniItem{in, cause})
+			if cause != nil && !u.sub {
+				u.items = append(u.items, uniItem{in, cause, -1})
 			}
+		case OpIsland:
+			if u.sub {
+				if cause != nil {
+					u.items = append(u.items, uniItem{in, cause, -1})
+				} else {
+					for i, a := range in.Args {
+						if u.nu[a] {
+							u.items = append(u.items, uniItem{in, a, i})
+							break
+						}
+					}
+				}
+			}
+			// The portable body computes per invocation: what it stores to variables differs.
+			u.block(in.Blocks[0], in)
 		case OpBreak, OpContinue:
 			if cause != nil {
 				return in, retExit
@@ -146,7 +192,7 @@ func (u *uniformity) block(b *Block, cause *Inst) (loopExit, retExit *Inst) {
 					// Some invocations leave or skip ahead: every iteration after the first is
 					// divergent. Walk the body and the continuing block under l at the end of the
 					// pass, in place of what the uniform walk found there.
-					u.items = append(u.items[:mark], uniItem{in, l})
+					u.items = append(u.items[:mark], uniItem{in, l, -1})
 					_, r = u.divergentExits(in.Blocks[0])
 				}
 			}

@@ -180,6 +180,8 @@ func (v *verifier) inst(in *Inst) {
 		v.inCont++
 		v.block(in.Blocks[1])
 		v.inCont--
+	case OpIsland:
+		v.islandBody(in)
 	case OpBreak, OpContinue:
 		if v.loops == 0 {
 			v.errf(in.Pos, "%s outside a loop", in.Op)
@@ -206,6 +208,9 @@ func (v *verifier) typeCheck(in *Inst) string {
 	wantBlocks := 0
 	if in.Op == OpIf || in.Op == OpLoop {
 		wantBlocks = 2
+	}
+	if in.Op == OpIsland {
+		wantBlocks = 1
 	}
 	if len(in.Blocks) != wantBlocks {
 		return fmt.Sprintf("has %d blocks, want %d", len(in.Blocks), wantBlocks)
@@ -492,6 +497,8 @@ func (v *verifier) typeCheck(in *Inst) string {
 		if t != TVoid {
 			return "if has no result"
 		}
+	case OpIsland:
+		return v.checkIsland(in)
 	case OpLoop, OpBreak, OpContinue, OpReturn, OpBarrier:
 		if t != TVoid {
 			return "has no result"

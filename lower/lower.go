@@ -2,7 +2,8 @@
 // target can run: constant folding, the expansion of canonical workgroup reductions into subgroup
 // shuffles and shared memory, capability legalization (packed int8 dot and f16 arithmetic where a
 // device lacks them, an exact integer emulation of fma where the device's may round twice),
-// common-subexpression elimination and dead-code removal.
+// common-subexpression elimination and dead-code removal. The first pass chooses each intrinsic
+// island's body: the target's own where Caps.Islands has it, the portable one elsewhere.
 //
 // Passes are a plain ordered list (Passes); Run clones the kernel, runs them in order and verifies
 // the result after each, so a pass that breaks the IR is caught at the pass that did it. Every
@@ -38,6 +39,13 @@ type Caps struct {
 	// SubgroupSize lanes is then left for the emitter, every other one is expanded into the
 	// canonical butterfly (LegalizeSubgroupReduce).
 	SubgroupArithmetic bool
+	// Islands are the intrinsic islands the target runs natively (package ir, island.go): the
+	// backend prints its own body for them; every other island runs its portable body
+	// (SelectIslands). IslandLanes is the subgroup the native bodies take (32: a CUDA warp or
+	// an AMD wave32, 64: an AMD wave64, the pipeline's subgroup size on Vulkan); a kernel whose
+	// workgroup is not a whole number of such subgroups runs the portable bodies.
+	Islands     ir.IslandSet
+	IslandLanes int
 }
 
 // Pass is one step of the lowering.
@@ -48,6 +56,7 @@ type Pass struct {
 
 // Passes is the lowering pipeline, in order.
 var Passes = []Pass{
+	{"islands", SelectIslands},
 	{"fold", func(k *ir.Kernel, _ Caps) error { Fold(k); return nil }},
 	{"check-shuffles", CheckShuffles},
 	{"reduce", ExpandReductions},

@@ -122,6 +122,7 @@ var featureTable = []struct {
 	{"subgroup_basic", func(f *vulkan.Features) *bool { return &f.SubgroupBasic }},
 	{"subgroup_arithmetic", func(f *vulkan.Features) *bool { return &f.SubgroupArithmetic }},
 	{"atomic_float32_add", func(f *vulkan.Features) *bool { return &f.AtomicFloat32Add }},
+	{"cooperative_matrix", func(f *vulkan.Features) *bool { return &f.CooperativeMatrix }},
 }
 
 func featuresOf(names []string) (vulkan.Features, error) {

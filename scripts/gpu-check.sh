@@ -7,6 +7,10 @@
 #     go test -count=1 -v ./backends/cuda/... ./internal/gpudrv/... ./engine/... ./llama/... ./prebuilt/... ./examples/...
 # and the CUDA benchmarks (the runtime's, and the engine's matvec twins at 4096x4096 on the GPU)
 #     go test -run '^$' -bench . -benchtime 50x ./backends/cuda/... ./engine/...
+# (the CUDA tests include TestIslandDevice: the mma island natively, mma.sync on the tensor cores,
+# and as its portable body, each bit-exact against the oracle; the benchmarks BenchmarkIslandGPU:
+# both bodies timed by the device's events, the same bytes, results.json's benchmarks giving each
+# one's ns/launch and GOPS and the native body's speed over the portable one, x_native_speedup)
 # then the GPU day's commands, each under its own time limit:
 #     onesource conform -op OP -backend cuda,vulkan -json OUTDIR/conform-OP.json   (per op; X on the GPU, NVIDIA's Vulkan driver beside CUDA)
 #     onesource tune -op matvec -type T -shape 4096x4096 -cache OUTDIR/tuning.json

@@ -17,6 +17,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 cd "$(dirname "$0")/.."
+# A spirv-val that knows SPV_KHR_cooperative_matrix, for the mma island's Vulkan body (bookworm's
+# does not): built once into /opt/onesource/spirv-tools. Without it (no network to Debian's
+# sources, say) the cooperative-matrix modules are not validated and their tests skip saying so.
+bash scripts/install-spirv-val.sh || echo "install-deps: no spirv-val for SPV_KHR_cooperative_matrix; its checks will skip" >&2
 go mod download
 (cd examples/generate && go mod download)
 (cd examples/window && go mod download)

@@ -69,6 +69,13 @@ type Dialect struct {
 	// Dot spells OpDotI8x4 on the two packed u32 operands %[1]s and %[2]s, giving an int; ""
 	// means the target has none (lower with Caps.DotI8x4 false).
 	Dot string
+	// Islands spell the native bodies of the intrinsic islands (package ir, island.go) the
+	// dialect's Caps.Islands holds, as a statement without the semicolon, usually a call of a
+	// helper the Prelude defines when Uses names it. An ir.IslandMMAI8 takes %[1]s the A shared
+	// array, %[2]s its tile index, %[3]s and %[4]s B's, %[5]s and %[6]s D's, %[7]s true or false
+	// (accumulate) and %[8]s the invocation's subgroup lane. "" means no native body (lower
+	// without the island in Caps.Islands: printing one is an error).
+	Islands [ir.IslandCount]string
 	// Reserved lists identifiers the dialect's text uses (builtins, intrinsics, type names);
 	// printed names never take them.
 	Reserved []string

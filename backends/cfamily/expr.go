@@ -318,6 +318,8 @@ func (p *printer) inst(in *ir.Inst) {
 		p.decl(in, p.call(p.d.Shuffle, v, l, p.warpMask()))
 	case ir.OpIf, ir.OpLoop, ir.OpBreak, ir.OpContinue, ir.OpReturn, ir.OpBarrier:
 		p.control(in)
+	case ir.OpIsland:
+		p.island(in)
 	case ir.OpReduce:
 		p.errAt(in.Pos, "reduce.%s must be expanded by package lower before printing (kernel at %s)", ir.ReduceOp(in.Aux), k.Pos)
 	case ir.OpFma:
@@ -340,6 +342,22 @@ func (p *printer) inst(in *ir.Inst) {
 	default:
 		p.errAt(in.Pos, "cannot print %s", in.Op)
 	}
+}
+
+// island prints an OpIsland the lowering kept: the dialect's native body (Dialect.Islands).
+func (p *printer) island(in *ir.Inst) {
+	c := ir.DecodeIsland(in.Aux)
+	if c.Island >= ir.IslandCount || p.d.Islands[c.Island] == "" {
+		p.errAt(in.Pos, "island %s: %s (%s) has no native body for it (lower without it in Caps.Islands)", c.Island, p.d.Name, p.d.Target)
+		return
+	}
+	acc := "false"
+	if c.Accumulate {
+		acc = "true"
+	}
+	tile := func(i int) string { return strip(p.lane(in.Args[i], 0)) }
+	p.line("%s;", p.call(p.d.Islands[c.Island], p.sharedNames[c.A], tile(0), p.sharedNames[c.B], tile(1),
+		p.sharedNames[c.D], tile(2), acc, strip(p.builtin(ir.SubgroupLane, 0))))
 }
 
 // memRef returns the element type and the lvalue an OpLoad, OpStore or OpAtomic addresses.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/onesource-go/onesource/ir"
+	"github.com/onesource-go/onesource/lower"
 )
 
 // Print writes the source text of the lowered kernel k in dialect d (see the package
@@ -222,6 +223,13 @@ func (p *printer) header(out *strings.Builder) {
 		caps = append(caps, "f16 arithmetic")
 	} else {
 		caps = append(caps, "f16 storage only")
+	}
+	if islands := lower.NativeIslands(k); len(islands) > 0 {
+		var names []string
+		for _, i := range islands {
+			names = append(names, i.String())
+		}
+		caps = append(caps, "native islands: "+strings.Join(names, ", "))
 	}
 	fmt.Fprintf(out, "// Backend: %s. Lowering target: %s; %s.\n", d.Name, d.Target, strings.Join(caps, ", "))
 	for _, n := range d.Notes {

@@ -71,6 +71,7 @@ var Dialect = &cfamily.Dialect{
 	Shuffle:    "__shfl_sync(%[3]s, %[1]s, %[2]s)",
 	Dot:        "__dp4a((int)%[1]s, (int)%[2]s, 0)",
 	Native:     cudaNative,
+	Islands:    [ir.IslandCount]string{ir.IslandMMAI8: "os_mma_i8_sm80(%[1]s, %[2]s, %[3]s, %[4]s, %[5]s, %[6]s, %[7]s, %[8]s)"},
 	Reserved: []string{"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
 		"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS",
 		"__fmaf_rn", "__expf", "exp2f", "__logf", "__log2f", "__sinf", "__cosf", "tanhf", "__powf", "rsqrtf"},
@@ -192,5 +193,8 @@ func prelude(u *cfamily.Uses) string {
 		}
 	}
 	b.WriteString("#endif\n")
+	if u.Has("os_mma_i8_sm80") {
+		b.WriteString(mmaHelper)
+	}
 	return b.String()
 }

@@ -75,14 +75,15 @@ func baseArch(arch string) (string, error) {
 }
 
 // CapsFor returns the lowering capabilities of an architecture: subgroup size 32, f16
-// arithmetic, and the packed dot where DotTable has it.
+// arithmetic, the packed dot where DotTable has it and the native mma island where IslandTable
+// has it.
 func CapsFor(arch string) (lower.Caps, error) {
 	base, err := baseArch(arch)
 	if err != nil {
 		return lower.Caps{}, err
 	}
 	_, dot := DotTable[base]
-	return lower.Caps{SubgroupSize: 32, DotI8x4: dot, Float16: true, ExactFma: true, AtomicFloatAdd: true}, nil
+	return islandCaps(lower.Caps{SubgroupSize: 32, DotI8x4: dot, Float16: true, ExactFma: true, AtomicFloatAdd: true}, base), nil
 }
 
 // DialectFor returns the HIP table of the C-family printer for an architecture (Generic: no
@@ -97,11 +98,16 @@ func DialectFor(arch string) (*cfamily.Dialect, error) {
 	if arch != Generic {
 		target = arch
 	}
+	var islands [ir.IslandCount]string
+	if b, ok := IslandTable[base]; ok {
+		islands[ir.IslandMMAI8] = b.call
+	}
 	return &cfamily.Dialect{
-		Name:   "hip",
-		Target: target,
-		Family: cfamily.FamilyCUDA,
-		Caps:   caps,
+		Islands: islands,
+		Name:    "hip",
+		Target:  target,
+		Family:  cfamily.FamilyCUDA,
+		Caps:    caps,
 		Notes: []string{
 			"Numeric contract: `#pragma clang fp contract(off)` below; build with -ffp-contract=off (required), without -ffast-math,",
 			"-fgpu-flush-denormals-to-zero or -fno-hip-fp32-correctly-rounded-divide-sqrt, so / and sqrtf are correctly rounded.",
@@ -176,6 +182,12 @@ func prelude(u *cfamily.Uses) string {
 	s := "#if defined(__HIP__) && !defined(__HIPCC_RTC__)\n#include <hip/hip_runtime.h>\n#endif\n#pragma clang fp contract(off)\n"
 	if u.Has("os_div_f16") {
 		s += divF16
+	}
+	if u.Has("os_mma_i8_mfma") {
+		s += mmaMFMA
+	}
+	if u.Has("os_mma_i8_wmma32") {
+		s += mmaWMMA
 	}
 	return s
 }

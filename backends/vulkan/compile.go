@@ -31,7 +31,22 @@ func CapsFor(info DeviceInfo) lower.Caps {
 		c.SubgroupSize = int(sg)
 		c.SubgroupArithmetic = info.Features.SubgroupArithmetic
 	}
+	// The mma island's cooperative-matrix body needs the feature, int8 values, a listed shape
+	// it can use and a pinned subgroup size (the products are subgroup-scoped).
+	if _, ok := IslandShape(info.CoopMatrixI8); ok && info.Features.CooperativeMatrix && info.Features.Int8 && c.SubgroupSize > 1 {
+		c.Islands, c.IslandLanes = ir.Islands(ir.IslandMMAI8), c.SubgroupSize
+	}
 	return c
+}
+
+// IslandBody names the body the mma island runs with on a device: its cooperative-matrix
+// products, or "portable".
+func IslandBody(info DeviceInfo) string {
+	s, _ := IslandShape(info.CoopMatrixI8)
+	if CapsFor(info).Islands.Has(ir.IslandMMAI8) {
+		return islandNote(s)
+	}
+	return "portable"
 }
 
 // Caps returns the lowering target of an open device (CapsFor of its enabled features).
@@ -47,8 +62,9 @@ func Compile(k *ir.Kernel, caps lower.Caps) (*Module, error) {
 	return CompileWith(k, caps, EmitOptions{})
 }
 
-// CompileWith lowers k for caps and emits it with opts (the environment, debug information);
-// opts.SubgroupSize is set from caps. k is not modified.
+// CompileWith lowers k for caps and emits it with opts (the environment, debug information, the
+// cooperative-matrix shape of a kernel whose mma island caps runs natively); opts.SubgroupSize is
+// set from caps. k is not modified.
 func CompileWith(k *ir.Kernel, caps lower.Caps, opts EmitOptions) (*Module, error) {
 	l, err := lower.Run(k, caps)
 	if err != nil {
@@ -64,5 +80,7 @@ func CompileWith(k *ir.Kernel, caps lower.Caps, opts EmitOptions) (*Module, erro
 // Compile lowers k for the device's capabilities (Caps) and emits it for the environment the
 // device runs (Env).
 func (d *Device) Compile(k *ir.Kernel) (*Module, error) {
-	return CompileWith(k, d.Caps(), EmitOptions{Env: d.Env()})
+	info := d.Info()
+	shape, _ := IslandShape(info.CoopMatrixI8)
+	return CompileWith(k, d.Caps(), EmitOptions{Env: d.Env(), CoopMatrix: shape})
 }

@@ -44,6 +44,11 @@ type DeviceInfo struct {
 	Timestamps      bool    // the compute queue can write timestamps
 	TimestampPeriod float64 // nanoseconds per timestamp tick
 
+	// CoopMatrixI8 are the cooperative-matrix shapes the device lists for int8 products into
+	// int32 at subgroup scope (VK_KHR_cooperative_matrix); CapsFor runs the mma island on one
+	// of them (IslandShape) where the device also has Features.CooperativeMatrix and Int8.
+	CoopMatrixI8 []CoopShape
+
 	Features        Features // the features the device supports
 	EnabledFeatures Features // the features enabled on an open Device (zero in Devices)
 
@@ -352,6 +357,7 @@ func (in *vkInst) query(index int, h vkPhysicalDevice) (*physDevice, error) {
 
 		Features:           supportedFeatures(pd.chain, pd.sg),
 		RobustBufferAccess: pd.chain.f2.Features.RobustBufferAccess != 0,
+		CoopMatrixI8:       in.coopShapes(h, pd.extensions),
 	}
 	if pd.info.Type == "" {
 		pd.info.Type = "other"

@@ -113,6 +113,13 @@ var features = []featureDesc{
 			return c.afl.ShaderBufferFloat32AtomicAdd != 0 && c.afl.ShaderSharedFloat32AtomicAdd != 0
 		},
 	},
+	{
+		name: "CooperativeMatrix", vk: "VkPhysicalDeviceCooperativeMatrixFeaturesKHR.cooperativeMatrix",
+		ext: extCooperativeMatrix, core: versionNever,
+		field:     func(f *Features) *bool { return &f.CooperativeMatrix },
+		enable:    func(c *featureChain) { c.cm.CooperativeMatrix = vkTrue },
+		supported: func(c *featureChain, _ subgroupProps) bool { return c.cm.CooperativeMatrix != 0 },
+	},
 }
 
 // featureList names the features set in f, e.g. "Int8, IntegerDotProduct".
@@ -168,6 +175,7 @@ type featureChain struct {
 	dot   vkPhysicalDeviceShaderIntegerDotProductFeatures // VK_KHR_shader_integer_dot_product, below 1.3
 	sgsc  vkPhysicalDeviceSubgroupSizeControlFeatures     // VK_EXT_subgroup_size_control, below 1.3
 	afl   vkPhysicalDeviceShaderAtomicFloatFeaturesEXT    // VK_EXT_shader_atomic_float, every version
+	cm    vkPhysicalDeviceCooperativeMatrixFeaturesKHR    // VK_KHR_cooperative_matrix, every version
 
 	version Version // the version the device is used at
 }
@@ -186,6 +194,7 @@ func newFeatureChain(version Version, exts map[string]bool) *featureChain {
 	c.dot.SType = vkStructureTypePhysicalDeviceShaderIntegerDotProductFeatures
 	c.sgsc.SType = vkStructureTypePhysicalDeviceSubgroupSizeControlFeatures
 	c.afl.SType = vkStructureTypePhysicalDeviceShaderAtomicFloatFeaturesExt
+	c.cm.SType = vkStructureTypePhysicalDeviceCooperativeMatrixFeaturesKHR
 	c.link(exts)
 	return c
 }
@@ -196,7 +205,7 @@ func newFeatureChain(version Version, exts map[string]bool) *featureChain {
 // extensions in exts), and at every version the float atomics struct where exts has
 // VK_EXT_shader_atomic_float.
 func (c *featureChain) link(exts map[string]bool) {
-	for _, p := range []*unsafe.Pointer{&c.f2.PNext, &c.v11.PNext, &c.v12.PNext, &c.v13.PNext, &c.s16.PNext, &c.s8.PNext, &c.f16i8.PNext, &c.dot.PNext, &c.sgsc.PNext, &c.afl.PNext} {
+	for _, p := range []*unsafe.Pointer{&c.f2.PNext, &c.v11.PNext, &c.v12.PNext, &c.v13.PNext, &c.s16.PNext, &c.s8.PNext, &c.f16i8.PNext, &c.dot.PNext, &c.sgsc.PNext, &c.afl.PNext, &c.cm.PNext} {
 		*p = nil
 	}
 	tail := &c.f2.PNext
@@ -228,6 +237,9 @@ func (c *featureChain) link(exts map[string]bool) {
 	}
 	if exts[extAtomicFloat] {
 		add(unsafe.Pointer(&c.afl), &c.afl.PNext)
+	}
+	if exts[extCooperativeMatrix] {
+		add(unsafe.Pointer(&c.cm), &c.cm.PNext)
 	}
 }
 
@@ -280,6 +292,9 @@ func (c *featureChain) toExtensions() []string {
 	}
 	if c.afl.ShaderBufferFloat32AtomicAdd != 0 || c.afl.ShaderSharedFloat32AtomicAdd != 0 {
 		exts = append(exts, extAtomicFloat)
+	}
+	if c.cm.CooperativeMatrix != 0 {
+		exts = append(exts, extCooperativeMatrix)
 	}
 	set := map[string]bool{}
 	for _, x := range exts {

@@ -27,6 +27,8 @@ var wantVkFeature = map[string]string{
 	// AtomicFloat32Add is two VkBool32s of VK_EXT_shader_atomic_float (core in no version): see
 	// wantExtOnly.
 	"AtomicFloat32Add": "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.shaderBufferFloat32AtomicAdd and shaderSharedFloat32AtomicAdd",
+	// CooperativeMatrix is a VkBool32 of VK_KHR_cooperative_matrix (core in no version).
+	"CooperativeMatrix": "VkPhysicalDeviceCooperativeMatrixFeaturesKHR.cooperativeMatrix",
 }
 
 // wantExtOnly are the features no Vulkan version made core, from the specification: the
@@ -39,6 +41,7 @@ var wantExtOnly = map[string]struct {
 		"VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.shaderBufferFloat32AtomicAdd",
 		"VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.shaderSharedFloat32AtomicAdd",
 	}, "VK_EXT_shader_atomic_float"},
+	"CooperativeMatrix": {[]string{"VkPhysicalDeviceCooperativeMatrixFeaturesKHR.cooperativeMatrix"}, "VK_KHR_cooperative_matrix"},
 }
 
 // wantOlder is where a feature lives on a device used below the version that made it core (the
@@ -72,6 +75,7 @@ var chainStructs = map[int32]struct {
 	1000280000: {"VkPhysicalDeviceShaderIntegerDotProductFeatures", 0, version13},
 	1000225002: {"VkPhysicalDeviceSubgroupSizeControlFeatures", 0, version13},
 	1000260000: {"VkPhysicalDeviceShaderAtomicFloatFeaturesEXT", 0, 0},
+	1000506000: {"VkPhysicalDeviceCooperativeMatrixFeaturesKHR", 0, 0},
 }
 
 // setBools walks the chain from f2 as a driver would and returns "Struct.field" for every
@@ -83,7 +87,7 @@ func setBools(t *testing.T, c *featureChain, version Version) []string {
 	structsOf := map[unsafe.Pointer]any{
 		unsafe.Pointer(&c.f2): c.f2, unsafe.Pointer(&c.v11): c.v11, unsafe.Pointer(&c.v12): c.v12, unsafe.Pointer(&c.v13): c.v13,
 		unsafe.Pointer(&c.s16): c.s16, unsafe.Pointer(&c.s8): c.s8, unsafe.Pointer(&c.f16i8): c.f16i8,
-		unsafe.Pointer(&c.dot): c.dot, unsafe.Pointer(&c.sgsc): c.sgsc, unsafe.Pointer(&c.afl): c.afl,
+		unsafe.Pointer(&c.dot): c.dot, unsafe.Pointer(&c.sgsc): c.sgsc, unsafe.Pointer(&c.afl): c.afl, unsafe.Pointer(&c.cm): c.cm,
 	}
 	var set []string
 	seen := map[int32]bool{}
@@ -277,18 +281,18 @@ func TestSupportedFeatures(t *testing.T) {
 // TestFeatureChainVersions checks that the query chain holds only the structs the device's
 // version allows, and the extension structs only where the device has the extension.
 func TestFeatureChainVersions(t *testing.T) {
-	all := map[string]bool{"VK_KHR_8bit_storage": true, "VK_KHR_shader_float16_int8": true, "VK_KHR_shader_integer_dot_product": true, "VK_EXT_subgroup_size_control": true, "VK_EXT_shader_atomic_float": true}
+	all := map[string]bool{"VK_KHR_8bit_storage": true, "VK_KHR_shader_float16_int8": true, "VK_KHR_shader_integer_dot_product": true, "VK_EXT_subgroup_size_control": true, "VK_EXT_shader_atomic_float": true, "VK_KHR_cooperative_matrix": true}
 	for _, tc := range []struct {
 		version Version
 		exts    map[string]bool
 		want    []string
 	}{
 		{version11, nil, []string{"VkPhysicalDevice16BitStorageFeatures"}},
-		{version11, all, []string{"VkPhysicalDevice16BitStorageFeatures", "VkPhysicalDevice8BitStorageFeatures", "VkPhysicalDeviceShaderFloat16Int8Features", "VkPhysicalDeviceShaderIntegerDotProductFeatures", "VkPhysicalDeviceSubgroupSizeControlFeatures", "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT"}},
+		{version11, all, []string{"VkPhysicalDevice16BitStorageFeatures", "VkPhysicalDevice8BitStorageFeatures", "VkPhysicalDeviceShaderFloat16Int8Features", "VkPhysicalDeviceShaderIntegerDotProductFeatures", "VkPhysicalDeviceSubgroupSizeControlFeatures", "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT", "VkPhysicalDeviceCooperativeMatrixFeaturesKHR"}},
 		{version12, nil, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features"}},
-		{version12, all, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceShaderIntegerDotProductFeatures", "VkPhysicalDeviceSubgroupSizeControlFeatures", "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT"}},
+		{version12, all, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceShaderIntegerDotProductFeatures", "VkPhysicalDeviceSubgroupSizeControlFeatures", "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT", "VkPhysicalDeviceCooperativeMatrixFeaturesKHR"}},
 		{version13, nil, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceVulkan13Features"}},
-		{version13, all, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceVulkan13Features", "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT"}},
+		{version13, all, []string{"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceVulkan13Features", "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT", "VkPhysicalDeviceCooperativeMatrixFeaturesKHR"}},
 	} {
 		c := newFeatureChain(tc.version, tc.exts)
 		var got []string

@@ -23,6 +23,10 @@ type EmitOptions struct {
 	// debuggers and RenderDoc point at the DSL line. Off by default: the words then do not
 	// depend on where the source tree lives, and stay small.
 	Debug bool
+	// CoopMatrix is the cooperative-matrix shape (VK_KHR_cooperative_matrix, int8 products into
+	// int32 at subgroup scope) the native body of the mma island uses (IslandShape picks it from
+	// what the device lists); a kernel lowered with the island native needs one.
+	CoopMatrix CoopShape
 }
 
 // Emit translates a verified, lowered kernel into a SPIR-V module for opts.Env (SPIR-V 1.6 for
@@ -90,6 +94,8 @@ type spvEmitter struct {
 	flagReturns int    // count of such returns emitted so far
 
 	pending error // the first emission error; emission stops there
+
+	coopTypes map[[4]uint32]uint32 // cooperative-matrix types by component, rows, columns, use
 
 	// Debug information (EmitOptions.Debug).
 	files    map[string]uint32 // Go file path -> its OpString
@@ -345,6 +351,7 @@ func (e *spvEmitter) module() *Module {
 
 		SubgroupArithmetic: c[spvCapGroupNonUniformArithmetic],
 		AtomicFloat32Add:   c[spvCapAtomicFloat32AddEXT],
+		CooperativeMatrix:  c[spvCapCooperativeMatrixKHR],
 	}
 	if !c[spvCapGroupNonUniform] {
 		// The module uses no subgroup operation or builtin (each declares GroupNonUniform): the

@@ -410,6 +410,9 @@ func (e *spvEmitter) inst(in *ir.Inst) {
 			return
 		}
 		res = e.ext(glslNative[in.Aux], e.typeOf(t), args...)
+	case ir.OpIsland:
+		e.island(in, args)
+		return
 	case ir.OpIf:
 		e.emitIf(in, args[0])
 		return
@@ -773,13 +776,16 @@ func (e *spvEmitter) checkShape(in *ir.Inst) error {
 	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMin, ir.OpMax, ir.OpAnd, ir.OpOr, ir.OpXor,
 		ir.OpShl, ir.OpShr, ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpDotI8x4, ir.OpShuffleXor, ir.OpShuffle:
 		nargs = 2
-	case ir.OpSelect:
+	case ir.OpSelect, ir.OpIsland:
 		nargs = 3
 	case ir.OpIf:
 		nargs = 1
 	}
 	if in.Op == ir.OpIf || in.Op == ir.OpLoop {
 		nblocks = 2
+	}
+	if in.Op == ir.OpIsland {
+		nblocks = 1
 	}
 	if len(in.Blocks) != nblocks {
 		return e.errAt(in.Pos, "%s has %d blocks, want %d", in.Op, len(in.Blocks), nblocks)
@@ -863,6 +869,16 @@ func (e *spvEmitter) checkShape(in *ir.Inst) error {
 	case ir.OpRem:
 		if in.Type.Scalar.IsFloat() {
 			return e.errAt(in.Pos, "rem on %s: floats have no remainder in the IR", in.Type)
+		}
+	case ir.OpIsland:
+		c := ir.DecodeIsland(in.Aux)
+		for i, x := range [3]struct {
+			ref  int
+			elem ir.Type
+		}{{c.A, ir.TU32}, {c.B, ir.TU32}, {c.D, ir.TI32}} {
+			if x.ref >= len(k.Shared) || k.Shared[x.ref].Elem != x.elem || in.Args[i].Type != ir.TU32 {
+				return e.errAt(in.Pos, "island %s: operand %d is not a u32 tile index of a shared array of %s", c.Island, i, x.elem)
+			}
 		}
 	case ir.OpExtract:
 		if in.Aux >= uint64(in.Args[0].Type.Lanes) {

@@ -165,6 +165,7 @@ var spvCapNeeds = map[spvCap]spvNeed{
 	spvCapDotProduct:                  {ext: "SPV_KHR_integer_dot_product", core: spv16},
 	spvCapDotProductInput4x8BitPacked: {ext: "SPV_KHR_integer_dot_product", core: spv16},
 	spvCapAtomicFloat32AddEXT:         {ext: "SPV_EXT_shader_atomic_float_add"},
+	spvCapCooperativeMatrixKHR:        {ext: "SPV_KHR_cooperative_matrix"},
 }
 
 // spvStorageClassNeeds are the storage classes that need an extension below some version.

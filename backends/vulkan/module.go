@@ -20,6 +20,9 @@ type Features struct {
 	// and shaderSharedFloat32AtomicAdd (VK_EXT_shader_atomic_float, core in no Vulkan version):
 	// native f32 atomic adds on buffers and shared arrays (OpAtomicFAddEXT).
 	AtomicFloat32Add bool
+	// CooperativeMatrix: VkPhysicalDeviceCooperativeMatrixFeaturesKHR.cooperativeMatrix
+	// (VK_KHR_cooperative_matrix, core in no Vulkan version): the mma island's native body.
+	CooperativeMatrix bool
 }
 
 // Binding describes one storage buffer of a module: descriptor set 0, binding = its index in

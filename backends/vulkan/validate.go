@@ -61,6 +61,12 @@ func ValidateEnv(words []uint32, env Env) error {
 // on the same module (a rejection always runs, and says why).
 func validate(words []uint32, target string) error {
 	path, err := exec.LookPath("spirv-val")
+	if declares(words, spvCapCooperativeMatrixKHR) {
+		path, err = coopValidator()
+		if err != nil {
+			return fmt.Errorf("vulkan: %w: %v", ErrNoValidator, err)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("vulkan: %w", ErrNoValidator)
 	}
@@ -80,6 +86,43 @@ func validate(words []uint32, target string) error {
 		_ = cachedir.Write(entry, []byte("valid")) // a cache: a failed write costs the next run only
 	}
 	return nil
+}
+
+// CoopValidatorEnv names the spirv-val used for modules that declare SPV_KHR_cooperative_matrix
+// (the mma island's Vulkan body): SPIRV-Tools 2023.4 and newer know the extension, Debian
+// bookworm's 2023.1 does not. Without the variable, DefaultCoopValidator is used when it exists
+// (scripts/install-spirv-val.sh builds it there from Debian's SPIRV-Tools 2025.1 sources); every
+// other module keeps the spirv-val on PATH.
+const CoopValidatorEnv = "ONESOURCE_SPIRV_VAL_KHR"
+
+// DefaultCoopValidator is where scripts/install-spirv-val.sh installs its spirv-val.
+const DefaultCoopValidator = "/opt/onesource/spirv-tools/bin/spirv-val"
+
+// coopValidator returns the spirv-val for cooperative-matrix modules.
+func coopValidator() (string, error) {
+	p := os.Getenv(CoopValidatorEnv)
+	if p == "" {
+		p = DefaultCoopValidator
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no spirv-val that knows SPV_KHR_cooperative_matrix (%s or $%s; scripts/install-spirv-val.sh builds one): %w", DefaultCoopValidator, CoopValidatorEnv, err)
+	}
+	return p, nil
+}
+
+// declares reports whether the module words declare capability c.
+func declares(words []uint32, c spvCap) bool {
+	for i := 5; i < len(words); {
+		n, op := words[i]>>16, words[i]&0xffff
+		if n == 0 {
+			return false
+		}
+		if op == uint32(spvOpCapability) && i+1 < len(words) && words[i+1] == uint32(c) {
+			return true
+		}
+		i += int(n)
+	}
+	return false
 }
 
 func runValidator(path string, words []uint32, target string) error {

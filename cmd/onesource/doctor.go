@@ -62,6 +62,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	}
 
 	gpuRuntimes(stdout)
+	islandsSection(stdout)
 
 	fmt.Fprintln(stdout, "\ntoolchains:")
 	for _, t := range toolchains {
@@ -97,6 +98,7 @@ func featureNames(f vulkan.Features) string {
 	add(f.SubgroupShuffle, "subgroup-shuffle")
 	add(f.SubgroupArithmetic, "subgroup-arithmetic")
 	add(f.AtomicFloat32Add, "atomic-float32-add")
+	add(f.CooperativeMatrix, "cooperative-matrix")
 	if len(s) == 0 {
 		return "none"
 	}

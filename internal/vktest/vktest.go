@@ -61,6 +61,12 @@ func Words(w []uint32) []byte { return vulkan.Bytes(w) }
 // for the drivers that take the least.
 func Compile(t testing.TB, k *dsl.Kernel, caps lower.Caps) *vulkan.Module {
 	t.Helper()
+	return compile(t, k, caps, vulkan.CoopShape{})
+}
+
+// compile is Compile emitting the mma island's cooperative-matrix body for shape.
+func compile(t testing.TB, k *dsl.Kernel, caps lower.Caps, shape vulkan.CoopShape) *vulkan.Module {
+	t.Helper()
 	ik, err := k.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +75,7 @@ func Compile(t testing.TB, k *dsl.Kernel, caps lower.Caps) *vulkan.Module {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := vulkan.EmitOptions{}
+	opts := vulkan.EmitOptions{CoopMatrix: shape}
 	if caps.SubgroupSize > 1 {
 		opts.SubgroupSize = uint32(caps.SubgroupSize)
 	}
@@ -92,7 +98,8 @@ func Compile(t testing.TB, k *dsl.Kernel, caps lower.Caps) *vulkan.Module {
 // buffer's contents afterwards.
 func Run(t testing.TB, d *vulkan.Device, k *dsl.Kernel, bufs [][]byte, push []byte, groups [3]uint32) [][]byte {
 	t.Helper()
-	return RunModule(t, d, Compile(t, k, d.Caps()), bufs, push, groups)
+	shape, _ := vulkan.IslandShape(d.Info().CoopMatrixI8)
+	return RunModule(t, d, compile(t, k, d.Caps(), shape), bufs, push, groups)
 }
 
 // RunModule is Run for an already compiled module.

@@ -5,7 +5,9 @@
 // What it provides: the function qualifiers (erased), __shared__ (one static per workgroup:
 // workgroups run one after another), threadIdx/blockIdx/blockDim/gridDim/warpSize, barriers,
 // warp shuffles with lockstep semantics, atomics (plain read-modify-write: one OS thread),
-// __dp4a and the AMD sdot4/sudot4/udot4 builtins (wrapping; clamp honoured when asked),
+// __dp4a and the AMD sdot4/sudot4/udot4 builtins (wrapping; clamp honoured when asked), the
+// matrix instructions of the islands (PTX mma.sync m16n8k32 s8, AMD MFMA i32_16x16x32_i8 and
+// WMMA i32_16x16x16_iu8 wave32, with their documented lane layouts),
 // the IEEE round-to-nearest intrinsics (__fadd_rn, ...), bit casts and the usual math names.
 #ifndef ONESOURCE_HOST_CUDA_H
 #define ONESOURCE_HOST_CUDA_H
@@ -164,6 +166,165 @@ inline unsigned int amd_udot4(unsigned int a, unsigned int b, unsigned int c, bo
 #define __builtin_amdgcn_sdot4(a, b, c, clamp) ::oshost::amd_sdot4((a), (b), (c), (clamp))
 #define __builtin_amdgcn_sudot4(as, a, bs, b, c, clamp) ::oshost::amd_sudot4((as), (a), (bs), (b), (c), (clamp))
 #define __builtin_amdgcn_udot4(a, b, c, clamp) ::oshost::amd_udot4((a), (b), (c), (clamp))
+
+// ---- matrix instructions of the intrinsic islands ----------------------------------------
+// Each is emulated from its ISA's documented semantics, fragment layout included: every lane
+// offers its operand registers at one subgroup exchange (gather), the emulation rebuilds the
+// matrices from the layout the vendor documents (written here in the documentation's own terms,
+// element by element, not as the emitted code's address arithmetic), multiplies exactly and
+// hands each lane the result elements the layout gives it. The whole subgroup must take part
+// with the instruction's own subgroup size; anything else is an emulation error.
+
+typedef int oshost_v4i __attribute__((vector_size(16)));
+typedef int oshost_v8i __attribute__((vector_size(32)));
+
+namespace oshost {
+
+inline int32_t elem8(uint32_t w, unsigned int i, bool sgn) {
+  uint32_t b = (w >> (8 * i)) & 0xffu;
+  return sgn ? (int32_t)(int8_t)b : (int32_t)b;
+}
+inline int32_t wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+
+inline void need_full(unsigned int lanes, const char* what) {
+  if (g.warp != lanes || sg_size(cur->sg) != lanes)
+    fail("%s needs a full subgroup of %u lanes: this run has subgroups of %u (subgroup %u holds %u lanes)", what,
+         lanes, g.warp, cur->sg, sg_size(cur->sg));
+}
+
+// PTX mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 d, a, b, c (sm_80 and newer), from the PTX
+// ISA's "Matrix Fragments for mma.m16n8k32" with .s8 multiplicands: with groupID = %laneid >> 2
+// and threadID_in_group = %laneid % 4, a lane holds A elements a0..a15 (bytes of its four a
+// registers, low to high), element ai at
+//   row = groupID for 0 <= i < 4 or 8 <= i < 12, groupID + 8 otherwise,
+//   col = threadID_in_group * 4 + (i & 3), plus 16 for i >= 8;
+// B elements b0..b7 (bytes of its two b registers) at
+//   row = threadID_in_group * 4 + (i & 3), plus 16 for i >= 4, col = groupID;
+// and C/D elements c0..c3 at
+//   row = groupID for i < 2, groupID + 8 otherwise, col = threadID_in_group * 2 + (i & 1).
+// D = A (16x32) * B (32x8) + C in wrapping int32 arithmetic.
+inline void ptx_mma_m16n8k32_s8(int* d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1,
+                                int c0, int c1, int c2, int c3) {
+  const char* what = "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32";
+  need_full(32, what);
+  struct AB {
+    uint32_t a[4], b[2];
+  };
+  struct C {
+    int32_t c[4];
+  };
+  AB mine = {{a0, a1, a2, a3}, {b0, b1}};
+  C cm = {{c0, c1, c2, c3}};
+  AB ab[32];
+  C cc[32];
+  gather(mine, ab, what);
+  gather(cm, cc, what);
+  int32_t A[16][32], B[32][8], Cm[16][8];
+  for (unsigned int l = 0; l < 32; l++) {
+    unsigned int gid = l >> 2, tig = l % 4;
+    for (unsigned int i = 0; i < 16; i++) {
+      unsigned int row = (i < 4 || (i >= 8 && i < 12)) ? gid : gid + 8;
+      unsigned int col = tig * 4 + (i & 3) + (i >= 8 ? 16 : 0);
+      A[row][col] = elem8(ab[l].a[i / 4], i % 4, true);
+    }
+    for (unsigned int i = 0; i < 8; i++) {
+      unsigned int row = tig * 4 + (i & 3) + (i >= 4 ? 16 : 0);
+      B[row][gid] = elem8(ab[l].b[i / 4], i % 4, true);
+    }
+    for (unsigned int i = 0; i < 4; i++) Cm[i < 2 ? gid : gid + 8][tig * 2 + (i & 1)] = cc[l].c[i];
+  }
+  unsigned int gid = cur->sgl >> 2, tig = cur->sgl % 4;
+  for (unsigned int i = 0; i < 4; i++) {
+    unsigned int row = i < 2 ? gid : gid + 8, col = tig * 2 + (i & 1);
+    int32_t s = Cm[row][col];
+    for (unsigned int k = 0; k < 32; k++) s = wrap_add(s, A[row][k] * B[k][col]);
+    d[i] = s;
+  }
+}
+
+// AMD v_mfma_i32_16x16x32_i8 (CDNA3: gfx940, gfx941, gfx942), one block, on a wave64, from the
+// register layout of AMD's matrix instruction calculator: with K_L = 32 / (64 / 16) = 8 values
+// per lane, A[i][k] is byte k % 8 of the 64-bit a operand of lane i + 16 * (k / 8); B[k][j] is
+// byte k % 8 of the b operand of lane j + 16 * (k / 8); C[i][j] and D[i][j] are element i % 4 of
+// the c vector of lane j + 16 * (i / 4). D = A (16x32) * B (32x16) + C, wrapping; cbsz, abid and
+// blgp (broadcast controls) are not emulated and must be 0.
+inline oshost_v4i amd_mfma_i32_16x16x32_i8(long a, long b, oshost_v4i c, int cbsz, int abid, int blgp) {
+  const char* what = "__builtin_amdgcn_mfma_i32_16x16x32_i8";
+  need_full(64, what);
+  if (cbsz != 0 || abid != 0 || blgp != 0) fail("%s: cbsz, abid and blgp other than 0 are not emulated", what);
+  struct Op {
+    uint64_t a, b;
+    int32_t c[4];
+  };
+  Op mine = {(uint64_t)a, (uint64_t)b, {c[0], c[1], c[2], c[3]}};
+  Op all[64];
+  gather(mine, all, what);
+  auto A = [&](unsigned int i, unsigned int k) { return (int32_t)(int8_t)(all[i + 16 * (k / 8)].a >> (8 * (k % 8))); };
+  auto B = [&](unsigned int k, unsigned int j) { return (int32_t)(int8_t)(all[j + 16 * (k / 8)].b >> (8 * (k % 8))); };
+  unsigned int l = cur->sgl;
+  oshost_v4i d;
+  for (unsigned int r = 0; r < 4; r++) {
+    unsigned int i = 4 * (l / 16) + r, j = l % 16;  // D[i][j] is element i % 4 = r of lane j + 16 * (i / 4) = l
+    int32_t s = all[j + 16 * (i / 4)].c[i % 4];
+    for (unsigned int k = 0; k < 32; k++) s = wrap_add(s, A(i, k) * B(k, j));
+    d[r] = s;
+  }
+  return d;
+}
+
+// AMD v_wmma_i32_16x16x16_iu8 on a wave32 (RDNA3: gfx1100-gfx1103), from AMD's documentation of
+// WMMA on RDNA 3: lane l (l < 16) holds row l of A and column l of B, 16 8-bit values each, in
+// the bytes of its four-register vector (value k is byte k % 4 of register k / 4), signed when
+// sgn_a (sgn_b) is set; lanes 16-31 must hold the same A and B as lanes 0-15 (the emulation
+// checks); C[m][n] and D[m][n] are element m / 2 of the eight-register vector of lane
+// n + 16 * (m % 2). D = A (16x16) * B (16x16) + C, wrapping, or saturating when clamp is set.
+inline oshost_v8i amd_wmma_i32_16x16x16_iu8_w32(bool sgn_a, oshost_v4i a, bool sgn_b, oshost_v4i b, oshost_v8i c,
+                                                bool clamp) {
+  const char* what = "__builtin_amdgcn_wmma_i32_16x16x16_iu8_w32";
+  need_full(32, what);
+  struct AB {
+    uint32_t a[4], b[4];
+  };
+  struct C {
+    int32_t c[8];
+  };
+  AB mine = {{(uint32_t)a[0], (uint32_t)a[1], (uint32_t)a[2], (uint32_t)a[3]},
+             {(uint32_t)b[0], (uint32_t)b[1], (uint32_t)b[2], (uint32_t)b[3]}};
+  C cm;
+  for (int v = 0; v < 8; v++) cm.c[v] = c[v];
+  AB ab[32];
+  C cc[32];
+  gather(mine, ab, what);
+  gather(cm, cc, what);
+  for (unsigned int l = 0; l < 16; l++)
+    if (memcmp(&ab[l], &ab[l + 16], sizeof(AB)) != 0)
+      fail("%s: lane %u holds other A or B values than lane %u (lanes 16-31 must repeat lanes 0-15)", what, l + 16, l);
+  auto A = [&](unsigned int m, unsigned int k) { return elem8(ab[m].a[k / 4], k % 4, sgn_a); };
+  auto B = [&](unsigned int k, unsigned int n) { return elem8(ab[n].b[k / 4], k % 4, sgn_b); };
+  unsigned int l = cur->sgl;
+  oshost_v8i d;
+  for (unsigned int v = 0; v < 8; v++) {
+    unsigned int m = 2 * v + l / 16, n = l % 16;  // D[m][n] is element m / 2 = v of lane n + 16 * (m % 2) = l
+    int64_t s = cc[n + 16 * (m % 2)].c[m / 2];
+    for (unsigned int k = 0; k < 16; k++) s += (int64_t)A(m, k) * B(k, n);
+    if (clamp) s = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s;
+    d[v] = (int32_t)(uint32_t)(uint64_t)s;
+  }
+  return d;
+}
+
+}  // namespace oshost
+
+// The emitted CUDA text calls os_ptx_mma_m16n8k32_s8 for the PTX instruction (its own definition,
+// inline PTX, is compiled only for a device: the emitted prelude skips it under ONESOURCE_HOST).
+static inline void os_ptx_mma_m16n8k32_s8(int* d, unsigned int a0, unsigned int a1, unsigned int a2, unsigned int a3,
+                                          unsigned int b0, unsigned int b1, int c0, int c1, int c2, int c3) {
+  ::oshost::ptx_mma_m16n8k32_s8(d, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3);
+}
+#define __builtin_amdgcn_mfma_i32_16x16x32_i8(a, b, c, cbsz, abid, blgp) \
+  ::oshost::amd_mfma_i32_16x16x32_i8((a), (b), (c), (cbsz), (abid), (blgp))
+#define __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32(sa, a, sb, b, c, clamp) \
+  ::oshost::amd_wmma_i32_16x16x16_iu8_w32((sa), (a), (sb), (b), (c), (clamp))
 
 // ---- IEEE round-to-nearest-even arithmetic ------------------------------------------------
 // Compiled with -ffp-contract=off -fno-fast-math; x86-64 SSE arithmetic is IEEE binary32.

@@ -264,6 +264,25 @@ inline T exchange(T v, unsigned int src, const char* what) {
   return r;
 }
 
+// gather offers v at a subgroup-wide exchange and copies the value every lane of the subgroup
+// offered into all[0..n), n the subgroup's lane count (returned): the matrix instructions of the
+// islands read all their operands' fragments at once. No lane leaves until every lane has read
+// (a subgroup barrier), so no lane's next exchange overwrites a value another still reads.
+template <class T>
+inline unsigned int gather(const T& v, T* all, const char* what) {
+  static_assert(sizeof(T) <= sizeof(((Lane*)0)->xval), "gathered value too large");
+  Lane* l = cur;
+  memcpy(l->xval, &v, sizeof(T));
+  l->xsize = sizeof(T);
+  l->xsrc = l->sgl;
+  l->xwhat = what;
+  block(AT_EXCHANGE);
+  unsigned int n = sg_size(cur->sg), base = cur->sg * g.warp;
+  for (unsigned int i = 0; i < n; i++) memcpy(&all[i], g.lanes[base + i].xval, sizeof(T));
+  warpsync();
+  return n;
+}
+
 template <class T>
 inline T shuffle_xor(T v, unsigned int mask, unsigned int width, const char* what) {
   Lane* l = cur;
