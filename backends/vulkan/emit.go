@@ -353,10 +353,11 @@ func (e *spvEmitter) module() *Module {
 		AtomicFloat32Add:   c[spvCapAtomicFloat32AddEXT],
 		CooperativeMatrix:  c[spvCapCooperativeMatrixKHR],
 	}
-	if !c[spvCapGroupNonUniform] {
-		// The module uses no subgroup operation or builtin (each declares GroupNonUniform): the
-		// size the lowering assumed binds nothing, and requiring it would refuse a workgroup
-		// narrower than a subgroup (a kernel of one invocation per workgroup on lavapipe's 8).
+	if !c[spvCapGroupNonUniform] && !c[spvCapCooperativeMatrixKHR] {
+		// The module uses no subgroup operation or builtin (each declares GroupNonUniform) and no
+		// cooperative matrix (whose layout across lanes is the subgroup's): the size the
+		// lowering assumed binds nothing, and requiring it would refuse a workgroup narrower than
+		// a subgroup (a kernel of one invocation per workgroup on lavapipe's 8).
 		mod.SubgroupSize = 0
 	}
 	return mod
