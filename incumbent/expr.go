@@ -98,6 +98,7 @@ func (e *Expr) EvalInt(vars map[string]float64) (int64, error) {
 // variable the cell's workload does not have (`onesource cells -vars OP/TYPE` lists those it has).
 type UnknownVarError struct{ Name string }
 
+// Error says which variable is unknown.
 func (e *UnknownVarError) Error() string { return fmt.Sprintf("unknown shape variable %q", e.Name) }
 
 func evalNode(n node, vars map[string]float64, integer bool) (float64, error) {
