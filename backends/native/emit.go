@@ -40,8 +40,14 @@ type cval struct {
 	comps []string
 }
 
+// stopCheck ends the workgroup when the dispatch is canceled or an access was out of bounds,
+// looked at every 64 iterations of the loops.
+const stopCheck = "if ((++os_tick & 63u) == 0u && os_stop(X)) return 1;"
+
 type loopCtx struct {
 	in      *ir.Inst
+	body    string // varying: the mask of the lanes running the body
+	usedEnd bool   // varying: the body jumps to its end when no lane runs it
 	varying bool   // lanes leave it at different iterations: lane masks, no C break
 	lp      string // varying: the mask of the lanes still in the loop
 	id      int
@@ -71,6 +77,9 @@ type emitter struct {
 
 	hasReturn bool
 	usedDone  bool
+
+	pred  map[*ir.Inst]int    // the stride hints (emit_pred.go)
+	loads []map[loadKey]*cval // the loads of the enclosing C blocks (block)
 
 	// Several chunks (NC > 1): the plan.
 	wg        map[*ir.Inst]bool // ifs and loops run at the workgroup level
@@ -122,6 +131,7 @@ func emit(k *ir.Kernel) (src string, sites []site, err error) {
 	var body strings.Builder
 	e.b = &body
 	e.ind = 1
+	e.predict()
 	e.declareStatics()
 	if e.NC > 1 {
 		e.plan()
@@ -285,6 +295,7 @@ func (e *emitter) declareStatics() {
 		fmt.Fprintf(s, "\t(void)p%d;\n", i)
 	}
 	s.WriteString("\tconst uint32_t wg0 = X->wg[0], wg1 = X->wg[1], wg2 = X->wg[2];\n\t(void)wg0;\n\t(void)wg1;\n\t(void)wg2;\n")
+	s.WriteString("\tuint32_t os_tick = 0; /* loop iterations, for the stop check */\n\t(void)os_tick;\n")
 	if e.NC == 1 {
 		for i, v := range e.k.Vars {
 			for c := 0; c < int(v.Type.Lanes); c++ {
@@ -487,7 +498,7 @@ func (e *emitter) wgConstruct(in *ir.Inst) {
 			e.line("cont_%d:;", lp.id)
 		}
 		e.wgBlock(in.Blocks[1])
-		e.line("if (os_stop(X)) return 1;")
+		e.line("%s", stopCheck)
 		e.ind--
 		e.line("}")
 		if lp.usedBrk {
@@ -601,15 +612,62 @@ func (e *emitter) ensureFrameVar(i, c int) {
 // block emits insts under the mask variable m (the lanes that run them; the block's exits
 // update it).
 func (e *emitter) block(insts []*ir.Inst, m string) {
+	e.loads = append(e.loads, map[loadKey]*cval{})
+	defer func() { e.loads = e.loads[:len(e.loads)-1] }()
 	for _, in := range insts {
 		if e.err != nil {
 			return
+		}
+		if len(in.Blocks) > 0 && writesMemory(in) {
+			e.forgetLoads() // what the if or loop stores, a load after it (or in it) must see
 		}
 		e.inst(in, m)
 		if in.Op.IsTerminator() {
 			return
 		}
 	}
+}
+
+// loadKey identifies a buffer or shared-array load by what it reads: the array and the index
+// value. A load with the key of one emitted before it in an enclosing C block, with no memory
+// write in between, reads what that one read (its lanes are a subset of that one's), so it
+// takes its value (lower never merges loads: it does not know when memory is written).
+type loadKey struct {
+	mem ir.Mem
+	ref int
+	idx *ir.Inst
+}
+
+// cachedLoad returns the value of an earlier load with key k, nil when none is visible.
+func (e *emitter) cachedLoad(k loadKey) *cval {
+	for i := len(e.loads) - 1; i >= 0; i-- {
+		if v, ok := e.loads[i][k]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+// forgetLoads drops every remembered load: memory may have been written.
+func (e *emitter) forgetLoads() {
+	for i := range e.loads {
+		clear(e.loads[i])
+	}
+}
+
+// writesMemory reports whether in (an if or a loop) stores to a buffer or shared array or runs
+// an atomic or a barrier.
+func writesMemory(in *ir.Inst) bool {
+	found := false
+	for _, b := range in.Blocks {
+		ir.Walk(b, func(x *ir.Inst) bool {
+			if (x.Op == ir.OpStore || x.Op == ir.OpAtomic) && x.Mem != ir.MemVar || x.Op == ir.OpBarrier {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
 }
 
 // exits reports whether b may take lanes out of the code that follows it: a break or continue
@@ -687,6 +745,20 @@ func (e *emitter) control(in *ir.Inst, m string) {
 			e.line("}")
 			return
 		}
+		if len(els.Insts) == 0 && len(then.Insts) == 1 && (then.Insts[0].Op == ir.OpBreak || then.Insts[0].Op == ir.OpContinue) &&
+			len(e.loops) > 0 && e.loops[len(e.loops)-1].varying {
+			// if (c) break / continue: the lanes where c holds leave, without a branch.
+			lp := e.loops[len(e.loops)-1]
+			if then.Insts[0].Op == ir.OpBreak {
+				e.line("%s &= ~(%s & %s);", lp.lp, m, cond.comps[0])
+			}
+			e.line("%s &= ~%s;", m, cond.comps[0])
+			if m == lp.body {
+				lp.usedEnd = true
+				e.line("if (!os_any(%s)) goto end_%d;", m, lp.id)
+			}
+			return
+		}
 		id := e.newID()
 		t, f := fmt.Sprintf("t%d", id), fmt.Sprintf("f%d", id)
 		merge := exits(then) || exits(els)
@@ -731,7 +803,7 @@ func (e *emitter) control(in *ir.Inst, m string) {
 				lp.usedBrk = true
 				e.line("if (!os_any(%s)) goto brk_%d;", m, lp.id)
 			}
-			e.line("if (os_stop(X)) return 1;")
+			e.line("%s", stopCheck)
 			e.ind--
 			e.line("}")
 			if lp.usedBrk {
@@ -741,6 +813,7 @@ func (e *emitter) control(in *ir.Inst, m string) {
 		}
 		lp.lp = fmt.Sprintf("lp%d", lp.id)
 		bm := fmt.Sprintf("m%d", lp.id)
+		lp.body = bm
 		e.line("{")
 		e.ind++
 		e.line("os_m %s = %s;", lp.lp, m)
@@ -750,6 +823,9 @@ func (e *emitter) control(in *ir.Inst, m string) {
 		e.loops = append(e.loops, lp)
 		e.block(body.Insts, bm)
 		e.loops = e.loops[:len(e.loops)-1]
+		if lp.usedEnd {
+			e.line("end_%d:;", lp.id)
+		}
 		e.line("if (!os_any(%s)) break;", lp.lp)
 		if len(cont.Insts) > 0 {
 			e.block(cont.Insts, lp.lp)
@@ -757,7 +833,7 @@ func (e *emitter) control(in *ir.Inst, m string) {
 				e.line("if (!os_any(%s)) break;", lp.lp)
 			}
 		}
-		e.line("if (os_stop(X)) return 1;")
+		e.line("%s", stopCheck)
 		e.ind--
 		e.line("}")
 		if ret {

@@ -77,10 +77,22 @@ func (e *emitter) mem(in *ir.Inst, m string) {
 			e.errAt(in.Pos, "internal: a uniform load at a varying index")
 			return
 		}
+		key := loadKey{in.Mem, in.Ref, in.Args[0]}
+		if !atomicWord {
+			if v := e.cachedLoad(key); v != nil && v.uni == uni && e.uses[in] > 0 {
+				e.vals[in] = v
+				if e.NC > 1 && e.cross[in] {
+					e.define(in, uni, v.comps) // kept in the frame under its own name
+				}
+				return
+			}
+		}
 		exprs := make([]string, comps)
 		for c := range exprs {
 			var w string
 			switch {
+			case !uni && !atomicWord && comps == 1 && width == 32 && e.stride(in.Args[0]) == 1:
+				w = fmt.Sprintf("os_ld_c(X, %du, %s, %s, %d, %s)", st, buf, ixv(), sgn, m)
 			case atomicWord && uni:
 				w = fmt.Sprintf("os_lda_u(X, %du, %s, %s, %d, %s)", st, buf, ix, sgn, m)
 			case atomicWord:
@@ -93,11 +105,17 @@ func (e *emitter) mem(in *ir.Inst, m string) {
 			exprs[c] = wordAs(vk, w, uni)
 		}
 		e.define(in, uni, exprs)
+		if v := e.vals[in]; v != nil && !atomicWord && len(e.loads) > 0 {
+			e.loads[len(e.loads)-1][key] = v
+		}
 	case ir.OpStore:
+		e.forgetLoads()
 		val := e.get(in.Args[1])
 		k := kindOf(val.t.Scalar)
 		for c := 0; c < comps; c++ {
 			switch {
+			case !atomicWord && comps == 1 && width == 32 && !idx.uni && e.stride(in.Args[0]) == 1:
+				e.line("os_st_c(X, %du, %s, %s, %d, %s, %s);", st, buf, ixv(), sgn, m, asWord(k, e.opnd(val, c, false), false))
 			case atomicWord:
 				e.line("os_sta_v(X, %du, %s, %s, %d, %s, %s);", st, buf, ixv(), sgn, m, asWord(k, e.opnd(val, c, false), false))
 			case idx.uni && val.uni:
@@ -107,6 +125,7 @@ func (e *emitter) mem(in *ir.Inst, m string) {
 			}
 		}
 	case ir.OpAtomic:
+		e.forgetLoads()
 		val := e.get(in.Args[len(in.Args)-1])
 		cmp := val
 		if ir.AtomicOp(in.Aux) == ir.AtomicCmpXchg {

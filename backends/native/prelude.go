@@ -59,14 +59,21 @@ OS_INLINE os_i32v os_splat_i32(int32_t x) { os_i32v r; for (int l = 0; l < OS_VL
 OS_INLINE os_f32v os_splat_f32(float x) { os_f32v r; for (int l = 0; l < OS_VL; l++) r[l] = x; return r; }
 OS_INLINE os_f64v os_splat_f64(double x) { os_f64v r; for (int l = 0; l < OS_VL; l++) r[l] = x; return r; }
 OS_INLINE os_m os_mask(int b) { return os_splat_i32(b ? -1 : 0); }
-OS_INLINE int os_any(os_m m) {
-	int32_t a = 0;
-	for (int l = 0; l < OS_VL; l++) a |= m[l];
-	return a != 0;
+/* bits: lane l's mask bit at bit l. */
+OS_INLINE uint32_t os_bits(os_m m) {
+#if defined(__AVX512F__)
+	return (uint32_t)_mm512_test_epi32_mask((__m512i)m, (__m512i)m);
+#else
+	uint32_t r = 0;
+	for (int l = 0; l < OS_VL; l++) r |= (uint32_t)(m[l] & 1) << l;
+	return r;
+#endif
 }
+OS_INLINE int os_any(os_m m) { return os_bits(m) != 0; }
+OS_INLINE int os_all(os_m m) { return os_bits(m) == 0xffffu; }
 OS_INLINE int os_first(os_m m) {
-	for (int l = 0; l < OS_VL; l++) if (m[l]) return l;
-	return 0;
+	uint32_t b = os_bits(m);
+	return b ? __builtin_ctz(b) : 0;
 }
 OS_INLINE os_u32v os_sel_u32(os_m m, os_u32v a, os_u32v b) { return (a & (os_u32v)m) | (b & ~(os_u32v)m); }
 OS_INLINE os_i32v os_sel_i32(os_m m, os_i32v a, os_i32v b) { return (a & m) | (b & ~m); }
@@ -246,13 +253,19 @@ OS_INLINE os_u32v os_gather32(const uint8_t* p, os_u32v off, os_m ok) {
  * sign-extended when sext) of stride bytes, component comp (32-bit components). */
 OS_INLINE os_u32v os_ld_v(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int sgn, os_m m, uint32_t stride, uint32_t comp, int width, int sext) {
 	const uint32_t n = (uint32_t)b.n;
+	if (width == 32 && stride == 4u && os_all(m) && idx[0] <= n - OS_VL && n >= OS_VL && !os_any((os_m)(idx - idx[0] != os_iota()))) {
+		/* Every lane runs and the lanes read consecutive elements inside the array: one load. */
+		os_u32v r;
+		memcpy(&r, b.p + (uint64_t)idx[0] * 4u, sizeof r);
+		return r;
+	}
 	os_m in = (os_m)(idx < n), ok = m & in, bad = m & ~in;
 	if (os_any(bad)) os_oob_v(X, site, idx, sgn, n, bad);
 	/* Every offset inside a binding fits in 31 bits (bindings hold at most 2^31-1 bytes). */
 	if (width == 32) return os_gather32(b.p, idx * stride + comp * 4u, ok);
 	os_u32v r = os_splat_u32(0);
-	for (int l = 0; l < OS_VL; l++) {
-		if (!ok[l]) continue;
+	for (uint32_t bits = os_bits(ok); bits; bits &= bits - 1u) {
+		const int l = __builtin_ctz(bits);
 		const uint8_t* q = b.p + idx[l] * stride;
 		if (width == 8) r[l] = sext ? (uint32_t)(int32_t)(int8_t)q[0] : q[0];
 		else { uint16_t h; memcpy(&h, q, 2); r[l] = sext ? (uint32_t)(int32_t)(int16_t)h : h; }
@@ -271,12 +284,42 @@ OS_INLINE uint32_t os_ld_u(os_exec* X, uint32_t site, os_buf b, uint32_t i, int 
 	memcpy(&w, q, 4);
 	return w;
 }
+/* Loads and stores of 32-bit elements where the emitter expects the lanes that run to address
+ * consecutive elements (a hint it does not prove): checked here, one vector access when true
+ * and inside the array, os_ld_v and os_st_v otherwise. */
+OS_INLINE os_u32v os_ld_c(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int sgn, os_m m) {
+	const uint32_t n = (uint32_t)b.n, bits = os_bits(m);
+	if (bits && n >= OS_VL) {
+		const uint32_t f = (uint32_t)__builtin_ctz(bits), s0 = idx[f];
+		if (s0 <= n - OS_VL && !os_any(m & (os_m)(idx != s0 - f + os_iota()))) {
+			const uint8_t* q = b.p + (uint64_t)s0 * 4u; /* lane f's element; lanes below f are not read */
+			os_u32v r;
+			if (bits == 0xffffu) { memcpy(&r, q, sizeof r); return r; }
+#if defined(__AVX512F__)
+			/* Lane l reads element s0 - f + l; the lanes that do not run are masked (no access). */
+			return (os_u32v)_mm512_maskz_loadu_epi32((__mmask16)bits, (const void*)((uintptr_t)q - 4u * f));
+#else
+			r = os_splat_u32(0);
+			for (uint32_t k = bits; k; k &= k - 1u) { const int l = __builtin_ctz(k); memcpy(&r[l], q + 4 * (l - (int)f), 4); }
+			return r;
+#endif
+		}
+	}
+	return os_ld_v(X, site, b, idx, sgn, m, 4u, 0u, 32, 0);
+}
 /* Stores, lane by lane in local index order (of two lanes storing one element the higher one's
  * value stays), narrow elements wrapping. */
 OS_INLINE void os_st_v(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int sgn, os_m m, uint32_t stride, uint32_t comp, int width, os_u32v v) {
-	for (int l = 0; l < OS_VL; l++) {
-		if (!m[l]) continue;
-		if ((uint64_t)idx[l] >= b.n) { os_oob(X, site, os_ix(idx[l], sgn), b.n, (uint32_t)l); continue; }
+	const uint32_t n = (uint32_t)b.n;
+	uint32_t bits = os_bits(m);
+	if (width == 32 && stride == 4u && bits == 0xffffu && idx[0] <= n - OS_VL && n >= OS_VL && !os_any((os_m)(idx - idx[0] != os_iota()))) {
+		memcpy(b.p + (uint64_t)idx[0] * 4u, &v, sizeof v);
+		return;
+	}
+	while (bits) {
+		const int l = __builtin_ctz(bits);
+		bits &= bits - 1u;
+		if (idx[l] >= n) { os_oob(X, site, os_ix(idx[l], sgn), n, (uint32_t)l); continue; }
 		uint8_t* q = b.p + (uint64_t)idx[l] * stride + comp * 4u;
 		if (width == 8) q[0] = (uint8_t)v[l];
 		else if (width == 16) { uint16_t h = (uint16_t)v[l]; memcpy(q, &h, 2); }
@@ -291,11 +334,28 @@ OS_INLINE void os_st_u(os_exec* X, uint32_t site, os_buf b, uint32_t i, int sgn,
 	else if (width == 16) { uint16_t h = (uint16_t)v; memcpy(q, &h, 2); }
 	else memcpy(q, &v, 4);
 }
+OS_INLINE void os_st_c(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int sgn, os_m m, os_u32v v) {
+	const uint32_t n = (uint32_t)b.n, bits = os_bits(m);
+	if (bits && n >= OS_VL) {
+		const uint32_t f = (uint32_t)__builtin_ctz(bits), s0 = idx[f];
+		if (s0 <= n - OS_VL && !os_any(m & (os_m)(idx != s0 - f + os_iota()))) {
+			uint8_t* q = b.p + (uint64_t)s0 * 4u;
+			if (bits == 0xffffu) { memcpy(q, &v, sizeof v); return; }
+#if defined(__AVX512F__)
+			_mm512_mask_storeu_epi32((void*)((uintptr_t)q - 4u * f), (__mmask16)bits, (__m512i)v);
+#else
+			for (uint32_t k = bits; k; k &= k - 1u) { const int l = __builtin_ctz(k); memcpy(q + 4 * (l - (int)f), &v[l], 4); }
+#endif
+			return;
+		}
+	}
+	os_st_v(X, site, b, idx, sgn, m, 4u, 0u, 32, v);
+}
 /* Plain loads and stores of a buffer the kernel also updates atomically: atomic words. */
 OS_INLINE os_u32v os_lda_v(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int sgn, os_m m) {
 	os_u32v r = os_splat_u32(0);
-	for (int l = 0; l < OS_VL; l++) {
-		if (!m[l]) continue;
+	for (uint32_t bits = os_bits(m); bits; bits &= bits - 1u) {
+		const int l = __builtin_ctz(bits);
 		if ((uint64_t)idx[l] >= b.n) { os_oob(X, site, os_ix(idx[l], sgn), b.n, (uint32_t)l); continue; }
 		r[l] = __atomic_load_n((uint32_t*)(void*)(b.p + (uint64_t)idx[l] * 4u), __ATOMIC_RELAXED);
 	}
@@ -309,8 +369,8 @@ OS_INLINE uint32_t os_lda_u(os_exec* X, uint32_t site, os_buf b, uint32_t i, int
 	return __atomic_load_n((uint32_t*)(void*)(b.p + (uint64_t)i * 4u), __ATOMIC_RELAXED);
 }
 OS_INLINE void os_sta_v(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int sgn, os_m m, os_u32v v) {
-	for (int l = 0; l < OS_VL; l++) {
-		if (!m[l]) continue;
+	for (uint32_t bits = os_bits(m); bits; bits &= bits - 1u) {
+		const int l = __builtin_ctz(bits);
 		if ((uint64_t)idx[l] >= b.n) { os_oob(X, site, os_ix(idx[l], sgn), b.n, (uint32_t)l); continue; }
 		__atomic_store_n((uint32_t*)(void*)(b.p + (uint64_t)idx[l] * 4u), v[l], __ATOMIC_RELAXED);
 	}
@@ -335,8 +395,8 @@ OS_INLINE uint32_t os_atomic_new(int op, int kind, uint32_t old, uint32_t v, uin
 }
 OS_INLINE os_u32v os_atomic_v(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int sgn, os_m m, int op, int kind, int shared, os_u32v v, os_u32v cmp) {
 	os_u32v r = os_splat_u32(0);
-	for (int l = 0; l < OS_VL; l++) {
-		if (!m[l]) continue;
+	for (uint32_t bits = os_bits(m); bits; bits &= bits - 1u) {
+		const int l = __builtin_ctz(bits);
 		if ((uint64_t)idx[l] >= b.n) { os_oob(X, site, os_ix(idx[l], sgn), b.n, (uint32_t)l); continue; }
 		uint32_t* q = (uint32_t*)(void*)(b.p + (uint64_t)idx[l] * 4u);
 		if (shared) {
