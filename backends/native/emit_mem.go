@@ -149,6 +149,10 @@ func (e *emitter) mem(in *ir.Inst, m string) {
 			e.line("(void)%s;", x)
 			return
 		}
+		if e.uni[in] { // a workgroup of one invocation: every value is uniform
+			e.define(in, true, []string{wordAs(vk, x+"[0]", true)})
+			return
+		}
 		e.define(in, false, []string{wordAs(vk, x, false)})
 	}
 }

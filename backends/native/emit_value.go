@@ -211,7 +211,7 @@ func (e *emitter) define(in *ir.Inst, uni bool, exprs []string) {
 		if in.Name != "" && i == 0 {
 			comment = " /* " + sanitizeComment(in.Name) + " */"
 		}
-		e.line("const %s %s = %s;%s", t, name, x, comment)
+		e.line("const %s %s = %s;%s (void)%s;", t, name, x, comment, name) // a use the text may drop (a shuffle of a uniform value) leaves no warning
 		v.comps[i] = name
 		if e.NC > 1 && e.cross[in] {
 			cn := crossName(n, i)
@@ -266,7 +266,14 @@ func (e *emitter) value(in *ir.Inst, uni bool, m string) []string {
 	case in.Op.IsBinary() || in.Op.IsCompare():
 		a, b := e.get(in.Args[0]), e.get(in.Args[1])
 		for i := range out {
-			out[i] = e.binary(in, kindOf(a.t.Scalar), e.opnd(a, i, uni), e.opnd(b, i, uni), uni)
+			x, y := e.opnd(a, i, uni), e.opnd(b, i, uni)
+			if x == y && (in.Op.IsCompare() || in.Op == ir.OpMin || in.Op == ir.OpMax || in.Op == ir.OpSub || in.Op == ir.OpXor) {
+				// One value on both sides: the same operation on a copy, so that the compilers do not
+				// warn about comparing a value with itself (the IR means it: x != x finds a NaN).
+				y = fmt.Sprintf("v%d_same%d", e.num[in], i)
+				e.line("const %s %s = %s;", ctype(a.t.Scalar, uni), y, x)
+			}
+			out[i] = e.binary(in, kindOf(a.t.Scalar), x, y, uni)
 		}
 	case in.Op == ir.OpSelect:
 		c, a, b := e.get(in.Args[0]), e.get(in.Args[1]), e.get(in.Args[2])

@@ -54,10 +54,12 @@ OS_INLINE double os_f64(uint64_t b) { double f; memcpy(&f, &b, 8); return f; }
 OS_INLINE uint64_t os_bits64(double f) { uint64_t b; memcpy(&b, &f, 8); return b; }
 
 OS_INLINE os_u32v os_iota(void) { return (os_u32v){0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}; }
-OS_INLINE os_u32v os_splat_u32(uint32_t x) { os_u32v r; for (int l = 0; l < OS_VL; l++) r[l] = x; return r; }
-OS_INLINE os_i32v os_splat_i32(int32_t x) { os_i32v r; for (int l = 0; l < OS_VL; l++) r[l] = x; return r; }
-OS_INLINE os_f32v os_splat_f32(float x) { os_f32v r; for (int l = 0; l < OS_VL; l++) r[l] = x; return r; }
-OS_INLINE os_f64v os_splat_f64(double x) { os_f64v r; for (int l = 0; l < OS_VL; l++) r[l] = x; return r; }
+/* Splats: a vector-scalar operation broadcasts the scalar; integers added to zero, so floats
+ * keep every bit (a NaN's payload, the sign of zero). */
+OS_INLINE os_u32v os_splat_u32(uint32_t x) { return (os_u32v){0} + x; }
+OS_INLINE os_i32v os_splat_i32(int32_t x) { return (os_i32v){0} + x; }
+OS_INLINE os_f32v os_splat_f32(float x) { return (os_f32v)os_splat_u32(os_bits32(x)); }
+OS_INLINE os_f64v os_splat_f64(double x) { return (os_f64v)((os_u64v){0} + os_bits64(x)); }
 OS_INLINE os_m os_mask(int b) { return os_splat_i32(b ? -1 : 0); }
 /* bits: lane l's mask bit at bit l. */
 OS_INLINE uint32_t os_bits(os_m m) {
@@ -91,10 +93,10 @@ OS_INLINE int32_t os_div_i32(int32_t a, int32_t b) { return b == 0 ? -1 : b == -
 OS_INLINE int32_t os_rem_i32(int32_t a, int32_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 OS_INLINE uint32_t os_div_u32(uint32_t a, uint32_t b) { return b == 0u ? 0xffffffffu : a / b; }
 OS_INLINE uint32_t os_rem_u32(uint32_t a, uint32_t b) { return b == 0u ? a : a % b; }
-OS_INLINE os_i32v os_div_i32v(os_i32v a, os_i32v b) { os_i32v r; for (int l = 0; l < OS_VL; l++) r[l] = os_div_i32(a[l], b[l]); return r; }
-OS_INLINE os_i32v os_rem_i32v(os_i32v a, os_i32v b) { os_i32v r; for (int l = 0; l < OS_VL; l++) r[l] = os_rem_i32(a[l], b[l]); return r; }
-OS_INLINE os_u32v os_div_u32v(os_u32v a, os_u32v b) { os_u32v r; for (int l = 0; l < OS_VL; l++) r[l] = os_div_u32(a[l], b[l]); return r; }
-OS_INLINE os_u32v os_rem_u32v(os_u32v a, os_u32v b) { os_u32v r; for (int l = 0; l < OS_VL; l++) r[l] = os_rem_u32(a[l], b[l]); return r; }
+OS_INLINE os_i32v os_div_i32v(os_i32v a, os_i32v b) { os_i32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = os_div_i32(a[l], b[l]); return r; }
+OS_INLINE os_i32v os_rem_i32v(os_i32v a, os_i32v b) { os_i32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = os_rem_i32(a[l], b[l]); return r; }
+OS_INLINE os_u32v os_div_u32v(os_u32v a, os_u32v b) { os_u32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = os_div_u32(a[l], b[l]); return r; }
+OS_INLINE os_u32v os_rem_u32v(os_u32v a, os_u32v b) { os_u32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = os_rem_u32(a[l], b[l]); return r; }
 
 /* Float to integer conversions truncate toward zero; NaN and values out of range give
  * 0x80000000 (os_f32_to_i32 and its twins). */
@@ -156,7 +158,7 @@ OS_INLINE uint32_t os_f2h(float f) {
 	if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
 	return sign | h;
 }
-OS_INLINE os_u32v os_f2h_v(os_f32v x) { os_u32v r; for (int l = 0; l < OS_VL; l++) r[l] = os_f2h(x[l]); return r; }
+OS_INLINE os_u32v os_f2h_v(os_f32v x) { os_u32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = os_f2h(x[l]); return r; }
 OS_INLINE uint32_t os_d2h(double x) {
 	uint32_t sign = (uint32_t)(os_bits64(x) >> 48) & 0x8000u;
 	double a = fabs(x);
@@ -168,13 +170,13 @@ OS_INLINE uint32_t os_d2h(double x) {
 	uint32_t m = (uint32_t)nearbyint(frac * 2048.0);
 	return sign | (((uint32_t)(exp + 14) << 10) + m - 1024u);
 }
-OS_INLINE os_u32v os_d2h_v(os_f64v x) { os_u32v r; for (int l = 0; l < OS_VL; l++) r[l] = os_d2h(x[l]); return r; }
+OS_INLINE os_u32v os_d2h_v(os_f64v x) { os_u32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = os_d2h(x[l]); return r; }
 
-OS_INLINE os_f32v os_sqrt_f32v(os_f32v x) { os_f32v r; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_sqrtf(x[l]); return r; }
-OS_INLINE os_f32v os_floor_f32v(os_f32v x) { os_f32v r; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_floorf(x[l]); return r; }
-OS_INLINE os_f64v os_sqrt_f64v(os_f64v x) { os_f64v r; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_sqrt(x[l]); return r; }
-OS_INLINE os_f64v os_floor_f64v(os_f64v x) { os_f64v r; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_floor(x[l]); return r; }
-OS_INLINE os_f32v os_fma_f32v(os_f32v a, os_f32v b, os_f32v c) { os_f32v r; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_fmaf(a[l], b[l], c[l]); return r; }
+OS_INLINE os_f32v os_sqrt_f32v(os_f32v x) { os_f32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_sqrtf(x[l]); return r; }
+OS_INLINE os_f32v os_floor_f32v(os_f32v x) { os_f32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_floorf(x[l]); return r; }
+OS_INLINE os_f64v os_sqrt_f64v(os_f64v x) { os_f64v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_sqrt(x[l]); return r; }
+OS_INLINE os_f64v os_floor_f64v(os_f64v x) { os_f64v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_floor(x[l]); return r; }
+OS_INLINE os_f32v os_fma_f32v(os_f32v a, os_f32v b, os_f32v c) { os_f32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = __builtin_fmaf(a[l], b[l], c[l]); return r; }
 
 /* The device's own functions (ir.NativeFunc, declared inexact): libm in double, rounded. */
 OS_INLINE float os_native(int f, float x, float y) {
@@ -192,7 +194,7 @@ OS_INLINE float os_native(int f, float x, float y) {
 	}
 	return x;
 }
-OS_INLINE os_f32v os_native_v(int f, os_f32v x, os_f32v y) { os_f32v r; for (int l = 0; l < OS_VL; l++) r[l] = os_native(f, x[l], y[l]); return r; }
+OS_INLINE os_f32v os_native_v(int f, os_f32v x, os_f32v y) { os_f32v r = {0}; for (int l = 0; l < OS_VL; l++) r[l] = os_native(f, x[l], y[l]); return r; }
 
 /* The signed 4 x i8 packed dot product, exact (it cannot overflow). */
 OS_INLINE int32_t os_dot8(uint32_t a, uint32_t b) {
@@ -255,7 +257,7 @@ OS_INLINE os_u32v os_ld_v(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int 
 	const uint32_t n = (uint32_t)b.n;
 	if (width == 32 && stride == 4u && os_all(m) && idx[0] <= n - OS_VL && n >= OS_VL && !os_any((os_m)(idx - idx[0] != os_iota()))) {
 		/* Every lane runs and the lanes read consecutive elements inside the array: one load. */
-		os_u32v r;
+		os_u32v r = {0};
 		memcpy(&r, b.p + (uint64_t)idx[0] * 4u, sizeof r);
 		return r;
 	}
@@ -293,7 +295,7 @@ OS_INLINE os_u32v os_ld_c(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int 
 		const uint32_t f = (uint32_t)__builtin_ctz(bits), s0 = idx[f];
 		if (s0 <= n - OS_VL && !os_any(m & (os_m)(idx != s0 - f + os_iota()))) {
 			const uint8_t* q = b.p + (uint64_t)s0 * 4u; /* lane f's element; lanes below f are not read */
-			os_u32v r;
+			os_u32v r = {0};
 			if (bits == 0xffffu) { memcpy(&r, q, sizeof r); return r; }
 #if defined(__AVX512F__)
 			/* Lane l reads element s0 - f + l; the lanes that do not run are masked (no access). */

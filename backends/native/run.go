@@ -48,7 +48,7 @@ func (p *Program) run(ctx context.Context, bufs [][]byte, params []uint32, group
 	}
 	nb := len(bufs)
 	ctl := 9 + 2*nb
-	words := make([]uint64, ctl+3+(len(params)+1)/2)
+	words := make([]uint64, ctl+3+(len(params)+2)/2) // the parameters, and room for one when there are none
 	words[0], words[1] = abiVersion, uint64(nb)
 	for i, g := range groups {
 		words[2+i] = uint64(g)
