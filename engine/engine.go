@@ -27,7 +27,7 @@ const (
 
 // Options configure Open.
 type Options struct {
-	// Backend is the backend to serve on: Vulkan ("" too) or CPU.
+	// Backend is the backend to serve on: Vulkan ("" too), CPU or Native.
 	Backend string
 	// DeviceIndex selects the Vulkan device (vulkan.Devices).
 	DeviceIndex int
@@ -67,6 +67,9 @@ type Engine struct {
 	tracing bool
 	label   string
 	closed  bool
+
+	// fallback says why another backend than Options.Backend serves ("": none).
+	fallback string
 }
 
 // Call is one served op call, as the trace records it.
@@ -91,13 +94,16 @@ func Open(opts Options) (*Engine, error) {
 		dev device
 		err error
 	)
+	var fallback string // why another backend than opts.Backend serves
 	switch opts.Backend {
 	case "", Vulkan:
 		dev, err = openVulkan(opts)
 	case CPU:
 		dev, err = openCPU(opts)
+	case Native:
+		dev, fallback, err = openNative(opts)
 	default:
-		return nil, fmt.Errorf("engine: backend %q: want %q or %q", opts.Backend, Vulkan, CPU)
+		return nil, fmt.Errorf("engine: backend %q: want %q, %q or %q", opts.Backend, Vulkan, CPU, Native)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -105,7 +111,7 @@ func Open(opts Options) (*Engine, error) {
 	e := &Engine{
 		dev: dev, backend: dev.backend(), opts: opts, caps: dev.subgroupSize(),
 		twins: map[twinKey]*twin{}, hands: map[string]*hand{}, tables: map[oracle.Type][]buffer{},
-		tracing: true,
+		tracing: true, fallback: fallback,
 	}
 	e.device, e.driver = dev.evidence()
 	e.reg.Store(opts.Registry)

@@ -1,12 +1,15 @@
 // Command llama decodes with a llama-architecture model read from a GGUF file (as llama.cpp
 // writes them), every op served through the onesource engine by the kernel the registry chose:
 //
-//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE] [-backend cpu|vulkan]
+//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE] [-backend vulkan|native|cpu]
 //
 // It feeds the prompt token ids, decodes N tokens greedily, prints the generated ids, and writes
-// the last step's logits as little-endian f32. With -backend cpu every op runs on the Go CPU
-// executor (package backends/cpu), on a machine with no Vulkan driver at all. Without a model at
-// hand,
+// the last step's logits as little-endian f32. With -backend native every op runs as native CPU
+// code (package backends/native: machine code built by the host's C compiler), with -backend cpu
+// on the Go CPU executor (package backends/cpu), both on a machine with no Vulkan driver at all.
+// Without -backend it serves on Vulkan where the machine has a Vulkan GPU, else as native CPU
+// code where a C compiler is there, else on the Go executor (engine.DefaultBackend), and says
+// which and why. Without a model at hand,
 //
 //	go run ./examples/llama -write-synthetic model.gguf
 //
@@ -47,7 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	tunePath := fs.String("tuning", "", "tuning cache (see onesource tune)")
 	ctx := fs.Int("ctx", 0, "KV cache positions (default: the model's context length, at most 2048)")
 	trace := fs.Bool("trace", false, "print who served each cell")
-	backend := fs.String("backend", engine.Vulkan, "backend to run on: vulkan, or cpu (the Go executor: no driver needed)")
+	backend := fs.String("backend", "", "backend to run on: vulkan, native (native CPU code) or cpu (the Go executor); default: vulkan with a Vulkan GPU, else native where a C compiler is there, else cpu")
 	synth := fs.String("write-synthetic", "", "write the synthetic test model to this file and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -68,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *model == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan]")
+		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend vulkan|native|cpu]")
 		fmt.Fprintln(stderr, "       llama -write-synthetic OUT.gguf")
 		return 2
 	}
@@ -79,8 +82,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *steps < 1 {
 		return fail(errors.New("-steps must be at least 1"))
 	}
-	if *backend != engine.Vulkan && *backend != engine.CPU {
-		return fail(fmt.Errorf("-backend %q: want vulkan or cpu", *backend))
+	if *backend == "" {
+		b, why := engine.DefaultBackend()
+		*backend = b
+		fmt.Fprintf(stdout, "backend %s: %s\n", b, why)
+	}
+	if *backend != engine.Vulkan && *backend != engine.CPU && *backend != engine.Native {
+		return fail(fmt.Errorf("-backend %q: want vulkan, native or cpu", *backend))
 	}
 	opts := engine.Options{Backend: *backend}
 	if *regPath != "" {
@@ -106,11 +114,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	e, err := engine.Open(opts)
 	if err != nil {
 		if errors.Is(err, vulkan.ErrUnavailable) {
-			err = fmt.Errorf("%w (-backend cpu runs without a Vulkan driver)", err)
+			err = fmt.Errorf("%w (-backend native or cpu runs without a Vulkan driver)", err)
 		}
 		return fail(err)
 	}
 	defer e.Close()
+	if fb := e.Fallback(); fb != "" {
+		fmt.Fprintln(stdout, fb)
+	}
 	m, err := llama.Load(e, f, *ctx)
 	if err != nil {
 		return fail(err)
