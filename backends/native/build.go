@@ -146,3 +146,12 @@ func load(path string) (*library, error) {
 	libs[path] = l
 	return l, nil
 }
+
+// CompilerOrWhy is the compiler's description (Compiler), or why there is none.
+func CompilerOrWhy() string {
+	c, err := Compiler()
+	if err != nil {
+		return err.Error()
+	}
+	return c
+}
