@@ -91,6 +91,11 @@ var buildStats cbuild.Stats
 // built in the cache: what a second start reuses.
 func BuildStats() (built, cached int) { return buildStats.Counts() }
 
+// buildKey names the cache entry of src built by cc.
+func buildKey(cc *cbuild.Compiler, src string) string {
+	return cbuild.Key(formatVersion, cc.ID(), fmt.Sprintf("%q", Flags), cpuKey(), src)
+}
+
 // library is a loaded shared object of one kernel.
 type library struct {
 	path      string
@@ -109,22 +114,34 @@ func build(kernel, src string) (*library, error) {
 		return nil, err
 	}
 	cc, _ := compiler()
-	key := cbuild.Key(formatVersion, cc.ID(), fmt.Sprintf("%q", Flags), cpuKey(), src)
+	key := buildKey(cc, src)
 	args := append(append([]string{}, Flags...), "-o", "kernel.so", "kernel.c", "-lm")
-	path, err := cbuild.Build(cbuild.Job{
+	job := cbuild.Job{
 		Root: cbuild.Root("native"), Fallback: filepath.Join(os.TempDir(), "onesource-native"),
 		Key: key, Output: "kernel.so", Compiler: cc, Args: args, Stats: &buildStats,
 		Write: func(dir string) error { return os.WriteFile(filepath.Join(dir, "kernel.c"), []byte(src), 0o644) },
-	})
-	if err != nil {
-		var be *cbuild.Error
-		if errors.As(err, &be) {
-			return nil, fmt.Errorf("native: kernel %s: %s failed compiling %s: %v\n%s", kernel, filepath.Base(cc.Path),
-				filepath.Join(be.Dir, "kernel.c"), be.Err, be.Output)
-		}
-		return nil, fmt.Errorf("native: kernel %s: %w", kernel, err)
 	}
-	return load(path)
+	for attempt := 0; ; attempt++ {
+		path, err := cbuild.Build(job)
+		if err != nil {
+			var be *cbuild.Error
+			if errors.As(err, &be) {
+				return nil, fmt.Errorf("native: kernel %s: %s failed compiling %s: %v\n%s", kernel, filepath.Base(cc.Path),
+					filepath.Join(be.Dir, "kernel.c"), be.Err, be.Output)
+			}
+			return nil, fmt.Errorf("native: kernel %s: %w", kernel, err)
+		}
+		lib, err := load(path)
+		if err == nil || attempt > 0 {
+			return lib, err
+		}
+		// A cached shared object that does not load (damaged, or written by something else) is
+		// not trusted: it is removed, with a warning, and built again once.
+		fmt.Fprintf(os.Stderr, "native: warning: ignoring the cached %s (%v); building it again\n", path, err)
+		if rerr := os.RemoveAll(filepath.Dir(path)); rerr != nil {
+			return nil, fmt.Errorf("native: kernel %s: %w (and removing the entry: %v)", kernel, err, rerr)
+		}
+	}
 }
 
 func load(path string) (*library, error) {

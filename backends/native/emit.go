@@ -141,7 +141,7 @@ func emit(k *ir.Kernel) (src string, sites []site, err error) {
 		e.wgBody()
 	} else {
 		e.curRegion = 0
-		e.regionCode(k.Body.Insts, true)
+		e.regionCode(k.Body.Insts)
 	}
 	if e.err != nil {
 		return "", nil, e.err
@@ -441,7 +441,7 @@ func (e *emitter) wgBlock(b *ir.Block) {
 	flush := func() {
 		if len(run) > 0 {
 			e.curRegion = e.region[run[0]]
-			e.regionCode(run, false)
+			e.regionCode(run)
 			run = nil
 		}
 	}
@@ -514,7 +514,7 @@ func (e *emitter) newID() int {
 
 // regionCode emits insts (one region) run chunk after chunk, with the variables it uses copied
 // in from the frame and back (several chunks).
-func (e *emitter) regionCode(insts []*ir.Inst, whole bool) {
+func (e *emitter) regionCode(insts []*ir.Inst) {
 	multi := e.NC > 1
 	if multi {
 		e.line("{")
@@ -593,7 +593,6 @@ func (e *emitter) regionCode(insts []*ir.Inst, whole bool) {
 	}
 	e.ind--
 	e.line("}")
-	_ = whole
 }
 
 func (e *emitter) ensureFrameVar(i, c int) {
