@@ -503,3 +503,63 @@ func TestWarningFree(t *testing.T) {
 		})
 	}
 }
+
+// TestOtherISAs builds for older x86-64 levels than this machine's (AVX2 without AVX-512, then
+// plain SSE2: the C's portable paths for gathers, masks and the packed dot) and holds a quantized
+// matvec on both paths and the reductions to the oracle's and the executor's bytes. It runs on
+// x86-64 only.
+func TestOtherISAs(t *testing.T) {
+	available(t)
+	if runtime.GOARCH != "amd64" {
+		t.Skip("x86-64 levels only")
+	}
+	saved := native.Flags
+	defer func() { native.Flags = saved }()
+	for _, march := range []string{"-march=x86-64-v3", "-march=x86-64"} {
+		t.Run(march, func(t *testing.T) {
+			native.Flags = nil
+			for _, f := range saved {
+				if strings.HasPrefix(f, "-march=") {
+					f = march
+				}
+				native.Flags = append(native.Flags, f)
+			}
+			for _, name := range []string{"matvec/q4_K", "matvec_q8/q4_0", "rms_norm/f32", "softmax/f32"} {
+				op, typ, _ := strings.Cut(name, "/")
+				var cell kernels.Cell
+				for _, c := range kernels.Cells() {
+					if c.Op == op && c.Type.String() == typ {
+						cell = c
+					}
+				}
+				s := cell.DefaultScheduleFor("native", native.VL)
+				k, err := cell.Build(s).Build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := native.Compile(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cases, err := cell.Cases(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, cs := range cases {
+					bufs := make([][]byte, len(cs.Buffers))
+					for i, b := range cs.Buffers {
+						bufs[i] = append([]byte(nil), b...)
+					}
+					if err := p.Run(bufs, cs.Params, cs.Groups); err != nil {
+						t.Fatalf("%s case %s: %v", name, cs.Name, err)
+					}
+					for j, o := range cs.Outputs {
+						if e := firstDiff(bufs[o], cs.Want[j], ir.TF32); e >= 0 {
+							t.Errorf("%s case %s: output %d element %d differs from the oracle's", name, cs.Name, j, e)
+						}
+					}
+				}
+			}
+		})
+	}
+}

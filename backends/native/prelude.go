@@ -246,7 +246,12 @@ OS_INLINE os_u32v os_gather32(const uint8_t* p, os_u32v off, os_m ok) {
 	return r.v;
 #else
 	os_u32v r = os_splat_u32(0);
-	for (int l = 0; l < OS_VL; l++) if (ok[l]) memcpy(&r[l], p + off[l], 4);
+	for (uint32_t bits = os_bits(ok); bits; bits &= bits - 1u) {
+		const int l = __builtin_ctz(bits);
+		uint32_t w;
+		memcpy(&w, p + off[l], 4);
+		r[l] = w;
+	}
 	return r;
 #endif
 }
@@ -302,7 +307,12 @@ OS_INLINE os_u32v os_ld_c(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int 
 			return (os_u32v)_mm512_maskz_loadu_epi32((__mmask16)bits, (const void*)((uintptr_t)q - 4u * f));
 #else
 			r = os_splat_u32(0);
-			for (uint32_t k = bits; k; k &= k - 1u) { const int l = __builtin_ctz(k); memcpy(&r[l], q + 4 * (l - (int)f), 4); }
+			for (uint32_t k = bits; k; k &= k - 1u) {
+				const int l = __builtin_ctz(k);
+				uint32_t w;
+				memcpy(&w, q + 4 * (l - (int)f), 4);
+				r[l] = w;
+			}
 			return r;
 #endif
 		}
@@ -346,7 +356,11 @@ OS_INLINE void os_st_c(os_exec* X, uint32_t site, os_buf b, os_u32v idx, int sgn
 #if defined(__AVX512F__)
 			_mm512_mask_storeu_epi32((void*)((uintptr_t)q - 4u * f), (__mmask16)bits, (__m512i)v);
 #else
-			for (uint32_t k = bits; k; k &= k - 1u) { const int l = __builtin_ctz(k); memcpy(q + 4 * (l - (int)f), &v[l], 4); }
+			for (uint32_t k = bits; k; k &= k - 1u) {
+				const int l = __builtin_ctz(k);
+				const uint32_t w = v[l];
+				memcpy(q + 4 * (l - (int)f), &w, 4);
+			}
 #endif
 			return;
 		}
