@@ -36,6 +36,11 @@ type CellBench struct {
 	Bytes       int     `json:"bytes"`    // minimal traffic per dispatch
 	BitExact    bool    `json:"bitexact"` // the twin's output at this shape equals the oracle's
 	Timestamps  bool    `json:"timestamps"`
+	// Threads and CPUSeconds, on the CPU backends (BenchHostCell): the workers the dispatches
+	// ran on, and the process's CPU time per dispatch and thread (on a shared machine the wall
+	// clock, Seconds, also counts the time other processes held the cores).
+	Threads    int     `json:"threads,omitempty"`
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 	// Incumbent and Ratio (twin throughput / incumbent throughput, median of the A/B pairs)
 	// when a manifest named an incumbent for the cell.
 	Incumbent string   `json:"incumbent,omitempty"`
@@ -145,8 +150,16 @@ func pushWords(params []uint32) []byte {
 // dispatch, GB/s, % of the copy roofline, bit-exactness, and the ratio to the incumbent where
 // there is one.
 func WriteBench(w io.Writer, rs []*CellBench) {
+	host := false // a CPU backend's records: their CPU time too
+	for _, r := range rs {
+		host = host || r.CPUSeconds > 0
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "cell\tshape\tschedule\tms/dispatch\tGB/s\troofline %\toracle\tvs incumbent")
+	head := "cell\tshape\tschedule\tms/dispatch\tGB/s\troofline %\toracle\tvs incumbent"
+	if host {
+		head += "\tthreads\tcpu ms/thread"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rs {
 		sched := r.Schedule
 		if r.Tuned {
@@ -160,7 +173,11 @@ func WriteBench(w io.Writer, rs []*CellBench) {
 		if r.Ratio != nil {
 			ratio = fmt.Sprintf("%.2fx %s", *r.Ratio, r.Incumbent)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.2f\t%.1f\t%s\t%s\n", r.Cell, r.Shape, sched, r.Seconds*1e3, r.GBps, r.RooflinePct, exact, ratio)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.2f\t%.1f\t%s\t%s", r.Cell, r.Shape, sched, r.Seconds*1e3, r.GBps, r.RooflinePct, exact, ratio)
+		if host {
+			fmt.Fprintf(tw, "\t%d\t%.3f", r.Threads, r.CPUSeconds*1e3)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	if len(rs) > 0 && rs[0].RooflineGBs > 0 {

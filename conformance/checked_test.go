@@ -171,8 +171,9 @@ func TestUncheckedMode(t *testing.T) {
 	s := kernels.Schedule{Lanes: 64}
 	for _, tg := range checkedTargets(t, false) {
 		r := conformance.Judge(tg, goodCell, s)
-		// The cpu executor checks every access whatever the mode (it is how it runs).
-		if !r.BitExact || r.Checked != (tg.Name() == "cpu") {
+		// The cpu executor and native CPU code check every access whatever the mode (it is how
+		// they run).
+		if !r.BitExact || r.Checked != (tg.Name() == "cpu" || tg.Name() == "native") {
 			t.Errorf("%s: correct kernel unchecked: bit-exact %v, checked %v: %s", tg.Name(), r.BitExact, r.Checked, r.Reason)
 		}
 		if tg.Name() != "vulkan" {

@@ -41,12 +41,12 @@ func sampled(n int) []kernels.Cell {
 }
 
 // defaultSample is how many representatives each backend's TestConformance runs per op: every
-// cell on Vulkan (lavapipe: the SPIR-V path) and on the cpu executor, so every Format's code
-// runs on both; CUDA's host execution (a C++ compile a cell: the test's long pole) the
+// cell on Vulkan (lavapipe: the SPIR-V path), on the cpu executor and as native CPU code, so
+// every Format's code runs on all three; CUDA's host execution (a C++ compile a cell: the test's long pole) the
 // representatives; HIP, MSL and WebGPU, which print the same lowered kernels through the same
 // C-family printer or through the WGSL writer, one type per op. ONESOURCE_FULL=1 and the main
 // job run every cell on every backend.
-var defaultSample = map[string]int{"vulkan": -1, "cpu": -1, "cuda": len(representative), "hip": 0, "metal": 0, "webgpu": 0}
+var defaultSample = map[string]int{"vulkan": -1, "cpu": -1, "native": -1, "cuda": len(representative), "hip": 0, "metal": 0, "webgpu": 0}
 
 // TestConformance runs the sample of cells (defaultSample) on every backend available here at
 // the backend's default schedule, as subtests named backend/op/type so -run filters work; the

@@ -42,3 +42,39 @@ func TestConformanceCPUSchedules(t *testing.T) {
 	}
 	t.Logf("%d runs on cpu in %s", len(rs), time.Since(start).Round(time.Millisecond))
 }
+
+// TestConformanceNativeSchedules runs every cell on the native CPU backend at its sample
+// schedules, as TestConformanceCPUSchedules does for the executor: every run must pass and give
+// the same bytes at every schedule. It skips, saying why, on a machine without a C compiler.
+// The first run builds every kernel (minutes on two cores); the cache makes the next ones fast.
+func TestConformanceNativeSchedules(t *testing.T) {
+	start := time.Now()
+	var nt conformance.Target
+	for _, tg := range conformance.Targets() {
+		if tg.Name() == "native" {
+			nt = tg
+		}
+	}
+	if nt == nil {
+		t.Fatal("the suite has no native target")
+	}
+	if err := nt.Open(); err != nil {
+		t.Skipf("native CPU code unavailable: %v", err)
+	}
+	rs := conformance.Run(conformance.Filter{}, []conformance.Target{nt}, conformance.SampleSchedules, nil)
+	if len(rs) < len(kernels.Cells()) {
+		t.Fatalf("%d runs for %d cells", len(rs), len(kernels.Cells()))
+	}
+	for _, r := range rs {
+		if !r.Ran {
+			t.Fatalf("%s/%s did not run on native: %s", r.Op, r.Type, r.Reason)
+		}
+		if !r.Passed() {
+			t.Errorf("%s/%s on native at %s [%s]: %s", r.Op, r.Type, r.Schedule, r.Levels, r.Reason)
+		}
+	}
+	for _, line := range conformance.Inconsistent(rs) {
+		t.Error(line)
+	}
+	t.Logf("%d runs on native in %s", len(rs), time.Since(start).Round(time.Millisecond))
+}

@@ -224,13 +224,13 @@ func docCells() []kernels.Cell {
 
 // TestDocKernels runs the kernels written from the dsl docs on Vulkan (lavapipe, at 8 and 64
 // lanes) and by host execution of the CUDA and MSL text (at 64 lanes), bit-exact, and on the cpu
-// executor. HIP prints the same kernels through the same printer and its slow compiler would
-// double the test's time; `onesource conform` runs every backend on the cells that exercise the
-// same features (subgroup, histogram, math, types).
+// executor and as native CPU code. HIP prints the same kernels through the same printer and its
+// slow compiler would double the test's time; `onesource conform` runs every backend on the
+// cells that exercise the same features (subgroup, histogram, math, types).
 func TestDocKernels(t *testing.T) {
 	for _, tg := range conformance.Targets() {
 		switch tg.Name() {
-		case "vulkan", "cuda", "metal", "cpu":
+		case "vulkan", "cuda", "metal", "cpu", "native":
 		default:
 			continue
 		}

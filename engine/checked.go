@@ -31,6 +31,9 @@ func (v *vulkanDevice) checkedCaps() (lower.Caps, bool) { return v.dev.Caps(), t
 func (g *gpuDevice) checkedCaps() (lower.Caps, bool)    { return g.lcaps, true }
 func (d *cpuDevice) checkedCaps() (lower.Caps, bool)    { return lower.Caps{}, false }
 
+// Native code checks every access itself (backends/native), as the cpu executor does.
+func (d *nativeDevice) checkedCaps() (lower.Caps, bool) { return lower.Caps{}, false }
+
 // reportSlots is how many dispatches' reports one arena holds.
 const reportSlots = 256
 

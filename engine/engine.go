@@ -38,7 +38,7 @@ const (
 
 // Options configure Open.
 type Options struct {
-	// Backend is the backend to serve on: Vulkan ("" too), CPU, CUDA or HIP.
+	// Backend is the backend to serve on: Vulkan ("" too), CPU, Native, CUDA or HIP.
 	Backend string
 	// DeviceIndex selects the device (vulkan.Devices, cuda.Devices, hip.Devices).
 	DeviceIndex int
@@ -96,6 +96,9 @@ type Engine struct {
 	reports []pendingReport // checked mode: the queued dispatches' reports
 	// twinBuild, when set (tests), replaces the builder of a cell's twin where it returns one.
 	twinBuild func(kernels.Cell) func(kernels.Schedule) *dsl.Kernel
+
+	// fallback says why another backend than Options.Backend serves ("": none).
+	fallback string
 }
 
 // Call is one served op call, as the trace records it.
@@ -132,15 +135,18 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	opts.Checked = opts.Checked || lower.CheckedRequested()
+	var fallback string // why another backend than opts.Backend serves
 	switch opts.Backend {
 	case "", Vulkan:
 		dev, err = openVulkan(opts)
 	case CPU:
 		dev, err = openCPU(opts)
+	case Native:
+		dev, fallback, err = openNative(opts)
 	case CUDA, HIP:
 		dev, err = openGPU(opts)
 	default:
-		return nil, fmt.Errorf("engine: backend %q: want %q, %q, %q or %q", opts.Backend, Vulkan, CPU, CUDA, HIP)
+		return nil, fmt.Errorf("engine: backend %q: want %q, %q, %q, %q or %q", opts.Backend, Vulkan, CPU, Native, CUDA, HIP)
 	}
 	if err == nil && opts.Emulated && dev.backend() != CUDA && dev.backend() != HIP {
 		dev.close()
@@ -157,7 +163,7 @@ func Open(opts Options) (*Engine, error) {
 		dev: dev, backend: dev.backend(), opts: opts, caps: dev.subgroupSize(),
 		twins: map[twinKey]*twin{}, hands: map[string]*hand{}, tables: map[oracle.Type][]buffer{},
 		scratch: map[string]*Tensor{},
-		tracing: true,
+		tracing: true, fallback: fallback,
 	}
 	e.device, e.driver = dev.evidence()
 	e.reg.Store(opts.Registry)

@@ -48,7 +48,7 @@ func openEngine(t testing.TB, opts engine.Options) *engine.Engine {
 		avail = cuda.Available()
 	case opts.Backend == engine.HIP:
 		avail = hip.Available()
-	case opts.Backend != engine.CPU:
+	case opts.Backend != engine.CPU && opts.Backend != engine.Native: // the CPU backends need no driver
 		avail = vulkan.Available()
 	}
 	if avail != nil {

@@ -277,6 +277,18 @@ func (c *compiler) number(b *ir.Block, loop *ir.Inst, n *int) bool {
 	return exits
 }
 
+// Uniform is the executor's uniformity analysis of a kernel lowered for subgroups of sg
+// invocations: vals[in] says that value in is the same for every invocation of a workgroup that
+// computes it (constants, parameters, workgroup ids, what is computed from them only, loads at
+// such an index, variables only ever set to such values under uniform control), vars[i] that
+// variable i is. The native CPU backend (backends/native) compiles its lockstep code from the
+// same facts.
+func Uniform(k *ir.Kernel, sg int) (vals map[*ir.Inst]bool, vars []bool) {
+	c := &compiler{k: k, L: k.Lanes(), S: sg}
+	c.uniformity()
+	return c.uni, c.varUni
+}
+
 // uniformity finds the uniform values and variables (see the comment at the top of the file): an
 // optimistic start (every variable uniform), walks until nothing changes.
 func (c *compiler) uniformity() {

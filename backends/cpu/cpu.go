@@ -66,6 +66,31 @@ func CompileLowered(k *ir.Kernel) (p *Program, err error) {
 	return &Program{k: k, code: c}, nil
 }
 
+// CompileLoweredFor is CompileLowered for a kernel lowered for another target's subgroups of sg
+// invocations (a power of two; the SubgroupSize builtin reads it and shuffles reach within it):
+// the native CPU backend's differential tests run its kernels here, in the same lockstep model.
+func CompileLoweredFor(k *ir.Kernel, sg int) (p *Program, err error) {
+	if k == nil {
+		return nil, fmt.Errorf("cpu: CompileLoweredFor: nil kernel")
+	}
+	if sg < 1 || sg&(sg-1) != 0 {
+		return nil, fmt.Errorf("cpu: CompileLoweredFor: subgroup size %d is not a power of two", sg)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("cpu: kernel %s: internal error while compiling: %v\n%s", k.Name, r, debug.Stack())
+		}
+	}()
+	if err := ir.Verify(k); err != nil {
+		return nil, err
+	}
+	c, err := compile(k, sg)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{k: k, code: c}, nil
+}
+
 // Kernel returns the lowered kernel the program runs.
 func (p *Program) Kernel() *ir.Kernel { return p.k }
 

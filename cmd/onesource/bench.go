@@ -5,7 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
+	"github.com/onesource-go/onesource/backends/native"
 	"github.com/onesource-go/onesource/conformance"
 	"github.com/onesource-go/onesource/incumbent"
 	"github.com/onesource-go/onesource/internal/atomicfile"
@@ -27,10 +30,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	cachePath := fs.String("tuning", "", "tuning cache file (see onesource tune)")
 	manifest := fs.String("manifest", "", "incumbents manifest: adds the ratio to the cell's incumbent (A/B, interleaved)")
 	jsonOut := fs.String("json", "", "write the records as a JSON array to this file")
+	backend := fs.String("backend", "vulkan", "backend to measure on: vulkan, native (native CPU code) or cpu (the Go executor)")
+	threads := fs.Int("threads", 0, "native and cpu: threads the workgroups run on (default: one per CPU)")
 	n := fs.Int("n", 10, "dispatches per measurement")
 	repeats := fs.Int("repeats", 5, "measurements (the median is reported)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: onesource bench [-op ..] [-type ..] [-shape SHAPE] [-schedule S] [-tuning FILE] [-manifest FILE] [-json FILE] [-n N] [-repeats N] [PACKAGE...]")
+		fmt.Fprintln(stderr, "usage: onesource bench [-backend vulkan|native|cpu] [-threads N] [-op ..] [-type ..] [-shape SHAPE] [-schedule S] [-tuning FILE] [-manifest FILE] [-json FILE] [-n N] [-repeats N] [PACKAGE...]")
 		fmt.Fprintln(stderr, "  PACKAGE...: packages whose cells (func Cells() []kernels.Cell) join the library's")
 		fs.PrintDefaults()
 	}
@@ -97,6 +102,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
 			return 2
 		}
+	}
+	if *backend != "vulkan" {
+		return benchHost(*backend, *threads, cells, shapes, fixed, *manifest != "" || *cachePath != "", *n, *repeats, *jsonOut, stdout, stderr)
 	}
 	v := &conformance.Vulkan{}
 	if err := v.Open(); err != nil {
@@ -169,6 +177,73 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 				file.Abort()
 			} else {
 				err = file.Commit()
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
+			return 1
+		}
+	}
+	return status
+}
+
+// benchHost is onesource bench on a CPU backend (native or cpu): each cell at the -schedule or its
+// default for the backend (the tuning cache and incumbents are Vulkan's), timed by
+// conformance.BenchHostCell.
+func benchHost(backend string, threads int, cells []kernels.Cell, shapes map[string]map[string]float64, fixed *kernels.Schedule, vulkanOnly bool, n, repeats int, jsonOut string, stdout, stderr io.Writer) int {
+	known := false
+	for _, b := range conformance.HostBackends {
+		known = known || b == backend
+	}
+	if !known {
+		fmt.Fprintf(stderr, "onesource bench: -backend %q: want vulkan, %s\n", backend, strings.Join(conformance.HostBackends, " or "))
+		return 2
+	}
+	if vulkanOnly {
+		fmt.Fprintf(stderr, "onesource bench: -tuning and -manifest apply to -backend vulkan only\n")
+		return 2
+	}
+	if backend == "native" {
+		if err := native.Available(); err != nil {
+			fmt.Fprintf(stderr, "onesource bench: native CPU code unavailable: %v\n", err)
+			return 1
+		}
+	}
+	if w := conformance.BusyWarning(); w != "" {
+		fmt.Fprintln(stderr, w)
+	}
+	var rs []*conformance.CellBench
+	status := 0
+	for _, c := range cells {
+		s := c.DefaultScheduleFor(backend, conformance.HostSubgroup(backend))
+		if fixed != nil {
+			s = *fixed
+		}
+		w, err := conformance.NewWorkload(c.Op, c.Type.String(), shapes[c.Op], s)
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource bench: %s: %v\n", c.Name(), err)
+			status = 1
+			continue
+		}
+		r, err := conformance.BenchHostCell(backend, c, w, s, threads, conformance.BenchOptions{N: n, Repeats: repeats})
+		if err != nil {
+			fmt.Fprintf(stderr, "onesource bench: %v\n", err)
+			status = 1
+			continue
+		}
+		if !r.BitExact {
+			status = 1
+		}
+		fmt.Fprintf(stderr, "%s %s at %s on %d threads: %.3f ms, %.2f GB/s (cpu %.3f ms per thread)\n", r.Cell, r.Shape, r.Schedule, r.Threads, r.Seconds*1e3, r.GBps, r.CPUSeconds*1e3)
+		rs = append(rs, r)
+	}
+	conformance.WriteBench(stdout, rs)
+	if jsonOut != "" {
+		file, err := os.Create(jsonOut)
+		if err == nil {
+			err = conformance.WriteBenchJSON(file, rs)
+			if cerr := file.Close(); err == nil {
+				err = cerr
 			}
 		}
 		if err != nil {

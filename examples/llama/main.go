@@ -1,12 +1,15 @@
 // Command llama decodes with a llama-architecture model read from a GGUF file (as llama.cpp
 // writes them), every op served through the onesource engine by the kernel the registry chose:
 //
-//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE] [-trust KEYS] [-backend cpu|vulkan]
+//	go run ./examples/llama -model FILE.gguf -tokens 1,2,3 -steps N [-logits OUT.f32] [-registry FILE] [-trust KEYS] [-backend vulkan|native|cpu|cuda|hip]
 //
 // It feeds the prompt token ids, decodes N tokens greedily, prints the generated ids, and writes
-// the last step's logits as little-endian f32. With -backend cpu every op runs on the Go CPU
-// executor (package backends/cpu), on a machine with no Vulkan driver at all. Without a model at
-// hand,
+// the last step's logits as little-endian f32. With -backend native every op runs as native CPU
+// code (package backends/native: machine code built by the host's C compiler), with -backend cpu
+// on the Go CPU executor (package backends/cpu), both on a machine with no Vulkan driver at all.
+// Without -backend it serves on Vulkan where the machine has a Vulkan GPU, else as native CPU
+// code where a C compiler is there, else on the Go executor (engine.DefaultBackend), and says
+// which and why. Without a model at hand,
 //
 //	go run ./examples/llama -write-synthetic model.gguf
 //
@@ -50,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	tunePath := fs.String("tuning", "", "tuning cache (see onesource tune)")
 	ctx := fs.Int("ctx", 0, "KV cache positions (default: the model's context length, at most 2048)")
 	trace := fs.Bool("trace", false, "print who served each cell")
-	backend := fs.String("backend", engine.Vulkan, "backend to run on: vulkan, cpu (the Go executor: no driver needed), cuda or hip")
+	backend := fs.String("backend", "", "backend to run on: vulkan, native (native CPU code), cpu (the Go executor), cuda or hip; default: vulkan with a Vulkan GPU, else native where a C compiler is there, else cpu")
 	emulated := fs.Bool("emulated", false, "with -backend cuda or hip: run on the emulated device (host execution of the emitted text, level H), not a GPU")
 	synth := fs.String("write-synthetic", "", "write the synthetic test model to this file and exit")
 	if err := fs.Parse(args); err != nil {
@@ -72,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *model == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-trust KEYS] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend cpu|vulkan|cuda|hip] [-emulated]")
+		fmt.Fprintln(stderr, "usage: llama -model FILE.gguf [-tokens 1,2,3] [-steps N] [-logits OUT.f32] [-registry FILE] [-trust KEYS] [-manifest FILE] [-tuning FILE] [-ctx N] [-trace] [-backend vulkan|native|cpu|cuda|hip] [-emulated]")
 		fmt.Fprintln(stderr, "       llama -write-synthetic OUT.gguf")
 		return 2
 	}
@@ -94,10 +97,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *steps < 1 {
 		return fail(errors.New("-steps must be at least 1"))
 	}
+	if *backend == "" {
+		b, why := engine.DefaultBackend()
+		*backend = b
+		fmt.Fprintf(stdout, "backend %s: %s\n", b, why)
+	}
 	switch *backend {
-	case engine.Vulkan, engine.CPU, engine.CUDA, engine.HIP:
+	case engine.Vulkan, engine.Native, engine.CPU, engine.CUDA, engine.HIP:
 	default:
-		return fail(fmt.Errorf("-backend %q: want vulkan, cpu, cuda or hip", *backend))
+		return fail(fmt.Errorf("-backend %q: want vulkan, native, cpu, cuda or hip", *backend))
 	}
 	opts := engine.Options{Backend: *backend, Emulated: *emulated}
 	if *trustPath != "" {
@@ -140,11 +148,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	e, err := engine.Open(opts)
 	if err != nil {
 		if errors.Is(err, vulkan.ErrUnavailable) {
-			err = fmt.Errorf("%w (-backend cpu runs without a Vulkan driver)", err)
+			err = fmt.Errorf("%w (-backend native or cpu runs without a Vulkan driver)", err)
 		}
 		return fail(err)
 	}
 	defer e.Close()
+	if fb := e.Fallback(); fb != "" {
+		fmt.Fprintln(stdout, fb)
+	}
 	m, err := llama.Load(e, f, *ctx)
 	if err != nil {
 		return fail(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onesource-go/onesource/backends/native"
 	"github.com/onesource-go/onesource/backends/vulkan"
 	"github.com/onesource-go/onesource/engine"
 	"github.com/onesource-go/onesource/gguf"
@@ -23,7 +24,7 @@ func TestRunSynthetic(t *testing.T) {
 	if err := vulkan.Available(); err != nil {
 		t.Skipf("vulkan: %v", err)
 	}
-	testRunSynthetic(t, nil)
+	testRunSynthetic(t, []string{"-backend", "vulkan"})
 }
 
 // TestRunSyntheticCPU is TestRunSynthetic with -backend cpu and no Vulkan library
@@ -37,9 +38,34 @@ func TestRunSyntheticCPU(t *testing.T) {
 	testRunSynthetic(t, []string{"-backend", "cpu"})
 }
 
-// testRunSynthetic runs the command with the extra arguments (the backend; none: vulkan).
+// TestRunSyntheticNative is TestRunSyntheticCPU with -backend native: every op as native CPU
+// code, the oracle's logits byte for byte. Skips, saying why, without a C compiler.
+func TestRunSyntheticNative(t *testing.T) {
+	if err := native.Available(); err != nil {
+		t.Skipf("native CPU code unavailable: %v", err)
+	}
+	t.Setenv(vulkan.LibraryEnv, filepath.Join(t.TempDir(), "no-libvulkan.so.1"))
+	testRunSynthetic(t, []string{"-backend", "native"})
+}
+
+// TestRunSyntheticDefault: without -backend the command serves on engine.DefaultBackend's
+// choice and says which; with no Vulkan library that is native CPU code where a C compiler is
+// there, else the Go executor.
+func TestRunSyntheticDefault(t *testing.T) {
+	t.Setenv(vulkan.LibraryEnv, filepath.Join(t.TempDir(), "no-libvulkan.so.1"))
+	want := engine.Native
+	if native.Available() != nil {
+		want = engine.CPU
+	}
+	if b, why := engine.DefaultBackend(); b != want {
+		t.Fatalf("DefaultBackend: %s (%s), want %s", b, why, want)
+	}
+	testRunSynthetic(t, nil)
+}
+
+// testRunSynthetic runs the command with the extra arguments (the backend; none: the default).
 func testRunSynthetic(t *testing.T, extra []string) {
-	backend := "vulkan"
+	backend, _ := engine.DefaultBackend()
 	if len(extra) == 2 {
 		backend = extra[1]
 	}
@@ -78,6 +104,9 @@ func testRunSynthetic(t *testing.T, extra []string) {
 	want := "generated: " + strings.Join(ids, ",")
 	if !strings.Contains(out.String(), want+"\n") {
 		t.Errorf("output does not contain %q:\n%s", want, out.String())
+	}
+	if len(extra) == 0 && !strings.Contains(out.String(), "backend "+backend+": ") {
+		t.Errorf("the output does not say which backend it chose:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "matvec/q4_K/"+backend) || !strings.Contains(out.String(), "twin") ||
 		!strings.Contains(out.String(), "; "+backend+" device ") {

@@ -206,7 +206,11 @@ func (d *Driver) Properties() gpudrv.Properties {
 // and the host compiler (another compiler or emulation is another driver).
 func (d *Driver) Identity() string {
 	cxx, _ := compiler(d.opts)
-	return fmt.Sprintf("onesource host emulation (H) %s, %s, warp %d", formatVersion, filepath.Base(cxx), d.Properties().WarpSize)
+	name := ""
+	if cxx != nil {
+		name = filepath.Base(cxx.Path)
+	}
+	return fmt.Sprintf("onesource host emulation (H) %s, %s, warp %d", formatVersion, name, d.Properties().WarpSize)
 }
 
 func (d *Driver) handle() uintptr { d.handles++; return d.handles }

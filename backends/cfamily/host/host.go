@@ -6,21 +6,18 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/onesource-go/onesource/internal/cachedir"
+	"github.com/onesource-go/onesource/internal/cbuild"
 )
 
 // Lang is the dialect of the kernel text.
@@ -159,19 +156,18 @@ func Available(opts Options) error {
 	return err
 }
 
-func compiler(opts Options) (string, error) {
+func compiler(opts Options) (*cbuild.Compiler, error) {
 	cands := []string{"g++", "clang++", "clang++-16"}
 	if opts.Compiler != "" {
 		cands = []string{opts.Compiler}
 	} else if env := os.Getenv("ONESOURCE_HOST_CXX"); env != "" {
 		cands = []string{env}
 	}
-	for _, c := range cands {
-		if p, err := exec.LookPath(c); err == nil {
-			return p, nil
-		}
+	c, err := cbuild.FindCompiler(cands...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: host execution (H) needs a C++17 compiler; none of %s found on PATH", ErrUnavailable, strings.Join(cands, ", "))
 	}
-	return "", fmt.Errorf("%w: host execution (H) needs a C++17 compiler; none of %s found on PATH", ErrUnavailable, strings.Join(cands, ", "))
+	return c, nil
 }
 
 func cacheDir(opts Options) string {
@@ -181,44 +177,17 @@ func cacheDir(opts Options) string {
 	if env := os.Getenv("ONESOURCE_HOST_CACHE"); env != "" {
 		return env
 	}
-	if d := cachedir.Dir("host"); d != "" {
-		return d
-	}
-	// No user cache, or ONESOURCE_CACHE=off: the program is still built in a directory (it is
-	// an executable), one per process, so nothing outlives the run.
-	return tempCache()
+	// internal/cachedir's "host" directory; with the caches off, a directory of this process's
+	// own (the program is an executable: it has to live in a file).
+	return cbuild.Root("host")
 }
 
-var tempCache = sync.OnceValue(func() string {
-	d, err := os.MkdirTemp("", "onesource-host-")
-	if err != nil {
-		return filepath.Join(os.TempDir(), "onesource-host")
-	}
-	return d
-})
-
-// compileCounts are CompileStats' counters.
-var compileCounts struct{ built, cached atomic.Int64 }
+// compileStats counts the programs built and found built (CompileStats).
+var compileStats cbuild.Stats
 
 // CompileStats returns how many programs this process compiled and how many Compile found
 // already built in the cache directory (Options.CacheDir): what a second start reuses.
-func CompileStats() (built, cached int) {
-	return int(compileCounts.built.Load()), int(compileCounts.cached.Load())
-}
-
-var clangCache sync.Map // compiler path -> bool
-
-// isClang reports whether the compiler at path is clang (by its --version text, so that a "c++"
-// that is clang counts).
-func isClang(path string) bool {
-	if v, ok := clangCache.Load(path); ok {
-		return v.(bool)
-	}
-	out, err := exec.Command(path, "--version").Output()
-	clang := strings.Contains(filepath.Base(path), "clang") || (err == nil && strings.Contains(string(out), "clang"))
-	clangCache.Store(path, clang)
-	return clang
-}
+func CompileStats() (built, cached int) { return compileStats.Counts() }
 
 var (
 	headersOnce sync.Once
@@ -243,7 +212,7 @@ func headersHash() []byte {
 }
 
 // flags are the compiler flags every program is built with.
-func flags(cxx string) []string {
+func flags(cxx *cbuild.Compiler) []string {
 	f := []string{
 		"-std=c++17", "-O2",
 		"-ffp-contract=off", "-fno-fast-math", "-fno-math-errno", // IEEE: one rounding per op
@@ -253,7 +222,7 @@ func flags(cxx string) []string {
 	if runtime.GOARCH == "amd64" {
 		f = append(f, "-fcf-protection=none") // the fiber switch has no endbr64
 	}
-	if isClang(cxx) {
+	if cxx.Clang {
 		f = append(f, "-Xclang", "-ffloat16-excess-precision=none", "-Wno-unknown-attributes")
 	} else {
 		f = append(f, "-Wno-attributes")
@@ -261,26 +230,11 @@ func flags(cxx string) []string {
 	return f
 }
 
-var (
-	buildMu    sync.Mutex
-	buildLocks = map[string]*sync.Mutex{}
-)
-
-func lockKey(key string) func() {
-	buildMu.Lock()
-	m, ok := buildLocks[key]
-	if !ok {
-		m = new(sync.Mutex)
-		buildLocks[key] = m
-	}
-	buildMu.Unlock()
-	m.Lock()
-	return m.Unlock
-}
-
 // Compile builds the harness for kernel (the name of the kernel function in src) taking
-// nbufs buffers and nparams 32-bit parameters, or returns the cached build of the same inputs.
-// Compiler errors come back with the compiler's output and the paths of the generated files.
+// nbufs buffers and nparams 32-bit parameters, or returns the cached build of the same inputs
+// (package internal/cbuild keeps them, keyed by the compiler and its version, the flags, the
+// headers, the text and the harness). Compiler errors come back with the compiler's output and
+// the paths of the generated files.
 func Compile(src string, lang Lang, kernel string, nbufs, nparams int, opts Options) (*Program, error) {
 	if lang != CUDA && lang != HIP && lang != MSL {
 		return nil, fmt.Errorf("host execution (H): unknown dialect %v", lang)
@@ -298,100 +252,28 @@ func Compile(src string, lang Lang, kernel string, nbufs, nparams int, opts Opti
 		return nil, err
 	}
 	args := append(flags(cxx), opts.Flags...)
-
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%q\x00", formatVersion, cxx, lang, args)
-	h.Write(headersHash())
-	fmt.Fprintf(h, "%d\x00", len(text))
-	h.Write([]byte(text))
-	h.Write([]byte(harness))
-	key := hex.EncodeToString(h.Sum(nil))[:32]
-
-	root := cacheDir(opts)
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		if opts.CacheDir != "" || os.Getenv("ONESOURCE_HOST_CACHE") != "" {
-			return nil, fmt.Errorf("host execution (H): cache directory: %w", err)
-		}
-		root = filepath.Join(os.TempDir(), "onesource-host") // the user cache is not writable
-	}
-	final := filepath.Join(root, key)
-	p := &Program{Lang: lang, Kernel: kernel, NumBuffers: nbufs, NumParams: nparams, Path: filepath.Join(final, "prog"), Dir: final}
-	if fi, err := os.Stat(p.Path); err == nil && fi.Mode().IsRegular() {
-		now := time.Now()
-		_ = os.Chtimes(final, now, now) // recently used: kept by prune
-		compileCounts.cached.Add(1)
-		return p, nil
-	}
-	unlock := lockKey(key)
-	defer unlock()
-	if fi, err := os.Stat(p.Path); err == nil && fi.Mode().IsRegular() {
-		compileCounts.cached.Add(1)
-		return p, nil
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, fmt.Errorf("host execution (H): cache directory: %w", err)
-	}
-	tmp, err := os.MkdirTemp(root, key+".build-")
-	if err != nil {
-		return nil, fmt.Errorf("host execution (H): cache directory: %w", err)
-	}
+	key := cbuild.Key(formatVersion, cxx.ID(), lang.String(), fmt.Sprintf("%q", args), string(headersHash()), text, harness)
 	kfile := "kernel." + lang.ext()
-	if err := writeTree(tmp, kfile, text, harness); err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
+	job := cbuild.Job{
+		Root: cacheDir(opts), Key: key, Output: "prog",
+		Compiler: cxx, Args: append(append([]string{}, args...), "-I", "include", "-o", "prog", "harness.cpp"),
+		Write: func(dir string) error { return writeTree(dir, kfile, text, harness) },
+		Stats: &compileStats,
 	}
-	cmdArgs := append(append([]string{}, args...), "-I", "include", "-o", "prog", "harness.cpp")
-	cmd := exec.Command(cxx, cmdArgs...)
-	cmd.Dir = tmp
-	out, err := cmd.CombinedOutput()
+	if opts.CacheDir == "" && os.Getenv("ONESOURCE_HOST_CACHE") == "" {
+		job.Fallback = filepath.Join(os.TempDir(), "onesource-host") // the user cache is not writable
+	}
+	path, err := cbuild.Build(job)
 	if err != nil {
-		failed := filepath.Join(root, key+".failed")
-		os.RemoveAll(failed)
-		dir := tmp
-		if os.Rename(tmp, failed) == nil {
-			dir = failed
+		var be *cbuild.Error
+		if errors.As(err, &be) {
+			return nil, fmt.Errorf("host execution (H) of %s %s: %s failed compiling %s (kernel text %s, headers in %s): %v\n%s",
+				lang, kernel, filepath.Base(cxx.Path), filepath.Join(be.Dir, "harness.cpp"), filepath.Join(be.Dir, kfile),
+				filepath.Join(be.Dir, "include"), be.Err, be.Output)
 		}
-		return nil, fmt.Errorf("host execution (H) of %s %s: %s failed compiling %s (kernel text %s, headers in %s): %v\n%s",
-			lang, kernel, filepath.Base(cxx), filepath.Join(dir, "harness.cpp"), filepath.Join(dir, kfile),
-			filepath.Join(dir, "include"), err, strings.ReplaceAll(string(out), tmp, dir))
+		return nil, fmt.Errorf("host execution (H): %w", err)
 	}
-	compileCounts.built.Add(1)
-	pruneOnce.Do(func() { prune(root, key) })
-	if err := os.Rename(tmp, final); err != nil {
-		// Another process built the same key first: use that one.
-		os.RemoveAll(tmp)
-		if fi, err2 := os.Stat(p.Path); err2 != nil || !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("host execution (H): installing the build: %w", err)
-		}
-	}
-	return p, nil
-}
-
-// CacheMaxAge is how long a cached build that no Compile has used is kept: the first build a
-// process makes removes older entries from the cache directory.
-var CacheMaxAge = 14 * 24 * time.Hour
-
-var (
-	pruneOnce sync.Once
-	cacheName = regexp.MustCompile(`^[0-9a-f]{32}(\.|$)`)
-)
-
-// prune removes cache entries (builds, failed builds, abandoned build directories) not used for
-// CacheMaxAge, except those of key.
-func prune(root, key string) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return
-	}
-	old := time.Now().Add(-CacheMaxAge)
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), key) || !cacheName.MatchString(e.Name()) {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && fi.ModTime().Before(old) {
-			os.RemoveAll(filepath.Join(root, e.Name()))
-		}
-	}
+	return &Program{Lang: lang, Kernel: kernel, NumBuffers: nbufs, NumParams: nparams, Path: path, Dir: filepath.Dir(path)}, nil
 }
 
 func writeTree(dir, kfile, text, harness string) error {
